@@ -1,0 +1,211 @@
+"""The offline generator's catalog: topics, traits, states and templates under ``data/``.
+
+Every file is JSON so the catalog loads in milliseconds. Templates may use the slots in :data:`SLOTS`
+(``{friend}``, ``{weekday}``, ...); entity and decoy templates also use ``{relation}``, ``{entity}`` and
+``{habit}`` (a past-tense verb phrase from the state being shown). ``check_catalog`` enforces the rules a
+benchmark needs: enough templates per state, no state words in questions or cues.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from dimobench.resources import resource_dir
+
+SLOTS: frozenset[str] = frozenset(
+    {"friend", "friend2", "weekday", "time_of_day", "clock", "city", "number", "month", "name"}
+)
+"""Slots every template may use; ``name`` is the persona's first name, the rest come from the catalog."""
+
+CONFOUNDER_SLOTS: frozenset[str] = frozenset({"relation", "entity", "habit"})
+"""Extra slots for entity-confounder and temporal-decoy templates."""
+
+STOP_WORDS: frozenset[str] = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have having
+    he her here hers herself him himself his how i if in into is it its itself just me more most my myself no
+    nor not now of off on once only or other our ours ourselves out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too under until up very
+    was we were what when where which while who whom why will with would you your yours yourself yourselves
+    least lot lots many much one ones get gets got usually often really""".split()
+)
+
+EXPLICIT_CHANGE: tuple[str, ...] = (
+    " anymore", " nowadays", " used to ", " no longer ", " changed ", "i've become", "i have become",
+    " these days", " i now ",
+)
+"""Phrases that announce a change outright; cue turns must show a state through behaviour instead."""
+
+
+class Exchange(BaseModel):
+    """One user utterance and the assistant's reply to it."""
+
+    user: str
+    """What the user says (first person; may use slots)."""
+    assistant: str
+    """A reply that answers the user turn."""
+
+
+class StateEntry(BaseModel):
+    """One state a trait can be in, with everything needed to show it and ask about it."""
+
+    state_id: str
+    description: str
+    """Plain description of the state; benchmark-side, never shown in questions."""
+    answers: list[str] = Field(min_length=3)
+    """Short option texts that fit this state (for current_state, temporal and stability questions)."""
+    recommendations: list[str] = Field(min_length=3)
+    """Suggestions that only fit this state (for inference questions)."""
+    habits: list[str] = Field(min_length=3)
+    """Past-tense verb phrases showing this state, e.g. 'went dancing until 4 every Saturday'."""
+    cues: list[Exchange] = Field(min_length=20)
+    """Behavioural cue exchanges: they show the state and never name it."""
+
+
+class TraitEntry(BaseModel):
+    """An attitude or preference of a persona that may drift between its states."""
+
+    trait_id: str
+    label: str
+    """A noun phrase for the trait used in temporal questions, e.g. 'free evenings'."""
+    states: list[StateEntry] = Field(min_length=2, max_length=4)
+    current_questions: list[str] = Field(min_length=3)
+    """Templates asking what holds now; use {name}."""
+    inference_questions: list[str] = Field(min_length=3)
+    """Templates asking for a recommendation or prediction; use {name}."""
+    past_questions: list[str] = Field(min_length=2)
+    """Templates asking what held before the latest change; use {name}."""
+    distractor_answers: list[str] = Field(min_length=3)
+    """Plausible answers to current/past questions that fit no state of this trait."""
+    distractor_recommendations: list[str] = Field(min_length=3)
+    """Plausible suggestions that fit no state of this trait."""
+
+
+class TopicEntry(BaseModel):
+    """A life topic: keywords, chatter about other people or the world, and its traits."""
+
+    topic_id: str
+    topic: str
+    keywords: list[str] = Field(min_length=6)
+    chatter: list[Exchange] = Field(min_length=5)
+    """Keyword-matched chatter: uses the topic's words but says nothing about the user."""
+    traits: list[TraitEntry] = Field(min_length=1)
+
+
+class Catalog(BaseModel):
+    """The whole offline catalog."""
+
+    topics: list[TopicEntry]
+    filler: list[Exchange]
+    entity: list[Exchange]
+    decoy: list[Exchange]
+    slots: dict[str, list[str]]
+    """Fillers for weekday, time_of_day, clock, number and month ({friend}, {friend2} and {city} come from
+    first_names and cities)."""
+    first_names: list[str]
+    last_names: list[str]
+    cities: list[str]
+    occupations: list[str]
+    relations: list[str]
+
+    def trait(self, trait_id: str) -> TraitEntry:
+        """Return the trait with this id."""
+        return self._traits()[trait_id]
+
+    def topic_of(self, trait_id: str) -> TopicEntry:
+        """Return the topic holding this trait."""
+        return self._topic_by_trait()[trait_id]
+
+    def _traits(self) -> dict[str, TraitEntry]:
+        return {t.trait_id: t for tp in self.topics for t in tp.traits}
+
+    def _topic_by_trait(self) -> dict[str, TopicEntry]:
+        return {t.trait_id: tp for tp in self.topics for t in tp.traits}
+
+
+_WORD = re.compile(r"[a-z']+")
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased words of ``text`` that are not stop words or slot names (apostrophe forms are split off)."""
+    words = set()
+    for w in _WORD.findall(text.lower()):
+        w = w.strip("'")
+        if w.endswith("'s"):
+            w = w[:-2]
+        if len(w) > 2 and w not in STOP_WORDS:
+            words.add(w)
+    return words
+
+
+def slot_names(template: str) -> set[str]:
+    """Names of the ``{slots}`` a template uses."""
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def _load_json(path: Path) -> object:
+    with path.open(encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+@lru_cache(maxsize=4)
+def load_catalog(root: str | None = None) -> Catalog:
+    """Load the catalog from ``root`` (default: the packaged ``data/`` directory)."""
+    base = Path(root) if root else resource_dir("data")
+    topics = [TopicEntry.model_validate(_load_json(p)) for p in sorted((base / "topics").glob("*.json"))]
+    templates = _load_json(base / "templates.json")
+    names = _load_json(base / "names.json")
+    assert isinstance(templates, dict) and isinstance(names, dict)
+    return Catalog(topics=topics, **templates, **names)
+
+
+def check_topic(tp: TopicEntry) -> list[str]:
+    """Return every rule one topic file breaks."""
+    problems: list[str] = []
+    for ex in tp.chatter:
+        problems += _bad_slots(f"{tp.topic_id} chatter", ex, SLOTS)
+    for tr in tp.traits:
+        where = f"{tp.topic_id}/{tr.trait_id}"
+        state_words = set().union(*(content_words(s.description) for s in tr.states))
+        for q in tr.current_questions + tr.inference_questions + tr.past_questions + [tr.label]:
+            leaked = content_words(q) & state_words
+            if leaked:
+                problems.append(f"{where}: question {q!r} uses state words {sorted(leaked)}")
+            if slot_names(q) - {"name"}:
+                problems.append(f"{where}: question {q!r} may only use the {{name}} slot")
+        for st in tr.states:
+            for ex in st.cues:
+                problems += _bad_slots(f"{where}/{st.state_id} cue", ex, SLOTS)
+                said = f" {ex.user.lower()} "
+                explicit = [w for w in EXPLICIT_CHANGE if w in said]
+                if explicit:
+                    problems.append(f"{where}/{st.state_id}: cue {ex.user!r} states a change {explicit}")
+            if len({ex.user for ex in st.cues}) < len(st.cues):
+                problems.append(f"{where}/{st.state_id}: duplicate cue user texts")
+            options = st.answers + st.recommendations
+            if len({o.lower() for o in options}) < len(options):
+                problems.append(f"{where}/{st.state_id}: duplicate option texts")
+    return problems
+
+
+def check_catalog(cat: Catalog) -> list[str]:
+    """Return every rule the catalog breaks (empty when it is fit to generate from)."""
+    problems: list[str] = []
+    for tp in cat.topics:
+        problems += check_topic(tp)
+    for kind, items, extra in (("filler", cat.filler, frozenset()), ("entity", cat.entity, CONFOUNDER_SLOTS),
+                               ("decoy", cat.decoy, CONFOUNDER_SLOTS)):
+        for ex in items:
+            problems += _bad_slots(kind, ex, SLOTS | extra)
+    return problems
+
+
+def _bad_slots(where: str, ex: Exchange, allowed: frozenset[str]) -> list[str]:
+    unknown = (slot_names(ex.user) | slot_names(ex.assistant)) - allowed
+    return [f"{where}: unknown slots {sorted(unknown)} in {ex.user!r}"] if unknown else []

@@ -1,0 +1,1 @@
+"""PreCoMem reference memory engine."""
