@@ -9,6 +9,7 @@ benchmark needs: enough templates per state, no state words in questions or cues
 from __future__ import annotations
 
 import json
+import os
 import re
 import string
 from functools import lru_cache
@@ -154,10 +155,17 @@ def _load_json(path: Path) -> object:
         return json.load(fh)
 
 
-@lru_cache(maxsize=4)
 def load_catalog(root: str | None = None) -> Catalog:
-    """Load the catalog from ``root`` (default: the packaged ``data/`` directory)."""
-    base = Path(root) if root else resource_dir("data")
+    """Load the catalog from ``root``, else ``$DIMOBENCH_CATALOG``, else the packaged ``data/`` directory.
+
+    A custom catalog changes every stage fingerprint (its hash is part of them), never the manifest's paths.
+    """
+    return _load_catalog(root or os.environ.get("DIMOBENCH_CATALOG") or str(resource_dir("data")))
+
+
+@lru_cache(maxsize=4)
+def _load_catalog(root: str) -> Catalog:
+    base = Path(root)
     topics = [TopicEntry.model_validate(_load_json(p)) for p in sorted((base / "topics").glob("*.json"))]
     templates = _load_json(base / "templates.json")
     names = _load_json(base / "names.json")

@@ -1,0 +1,125 @@
+"""The generation pipeline: stages run in order, each fingerprinted, outputs written atomically.
+
+A stage's fingerprint is sha256 of its VERSION, the config fields that change its output, the catalog hash
+and its upstream fingerprints (STYLE.md convention 7). Finished stages are kept in ``<out>/.dimobench/`` with
+their fingerprint, so ``--resume`` skips every stage whose fingerprint still matches and reruns the first
+that changed and everything after it. Stage 6 (verification) comes with ``dimobench verify``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from dimobench.backends import LLM, resolve_backend
+from dimobench.catalog import Catalog, load_catalog
+from dimobench.config import GenerateConfig
+from dimobench.errors import ConfigError
+from dimobench.jsonl import atomic_write_text
+from dimobench.rng import derive_rng
+from dimobench.stages import confounders, dialogue, drift, personas, qa
+
+STAGES = (personas, drift, dialogue, confounders, qa)
+"""Stages 1-5 in order; each module exports NAME, VERSION, READS, WRITES and run()."""
+
+NOT_IN_FINGERPRINT = frozenset({"preset", "verifier"})
+"""Config fields that never change stages 1-5's bytes (the preset only fills the other fields)."""
+
+STATE_DIR = ".dimobench"
+ProgressFn = Callable[[str, str], None]
+
+
+def catalog_hash(catalog: Catalog) -> str:
+    return hashlib.sha256(catalog.model_dump_json().encode()).hexdigest()
+
+
+def fingerprints(cfg: GenerateConfig, catalog: Catalog) -> dict[str, str]:
+    """Fingerprint of every stage for this config and catalog."""
+    settings = {k: v for k, v in cfg.model_dump().items() if k not in NOT_IN_FINGERPRINT}
+    upstream = catalog_hash(catalog)
+    out = {}
+    for stage in STAGES:
+        payload = json.dumps({"stage": stage.NAME, "version": stage.VERSION, "config": settings,
+                              "upstream": upstream}, sort_keys=True)
+        upstream = out[stage.NAME] = hashlib.sha256(payload.encode()).hexdigest()
+    return out
+
+
+def prepare_out(out: Path, force: bool, resume: bool) -> None:
+    """Refuse a non-empty ``out`` unless ``force`` (wipe it) or ``resume`` (keep finished stages)."""
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out} exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()):
+        if force:
+            if not ((out / "manifest.json").exists() or (out / STATE_DIR).exists()):
+                raise ConfigError(f"--out {out} is not empty and not a dimobench suite; refusing to delete it")
+            shutil.rmtree(out)
+        elif not resume:
+            raise ConfigError(f"--out {out} exists and is not empty (use --force to overwrite or --resume)")
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def run_stages(cfg: GenerateConfig, out: Path, progress: ProgressFn | None = None) -> dict[str, Any]:
+    """Run stages 1-5 into ``out``'s state folder; return the final outputs and the stage records."""
+    catalog = load_catalog()
+    llm: LLM = resolve_backend(cfg.generator)
+    prints = fingerprints(cfg, catalog)
+    state = out / STATE_DIR
+    results: dict[str, BaseModel] = {}
+    stale = False
+    for stage in STAGES:
+        record = state / f"{stage.NAME}.json"
+        cached = _load_done(record, prints[stage.NAME]) if not stale else None
+        if cached is not None:
+            results[stage.NAME] = stage.Output.model_validate(cached)
+            _say(progress, stage.NAME, "kept (fingerprint matches)")
+            continue
+        stale = True  # everything downstream of a rerun stage reruns too
+        _say(progress, stage.NAME, "running")
+        inputs = _inputs(stage, catalog, results)
+        output = stage.run(cfg, inputs, derive_rng(cfg.seed, stage.NAME), llm)
+        results[stage.NAME] = output
+        atomic_write_text(record, json.dumps({"fingerprint": prints[stage.NAME], "output": output.model_dump(
+            mode="json")}, ensure_ascii=False))
+        _say(progress, stage.NAME, "done")
+    return {"results": results, "fingerprints": prints, "backend": llm.spec}
+
+
+def _load_done(record: Path, fingerprint: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data["output"] if data.get("fingerprint") == fingerprint else None
+
+
+def _inputs(stage: Any, catalog: Catalog, results: dict[str, BaseModel]) -> Any:
+    if stage is personas:
+        return catalog
+    got: dict[str, Any] = {"catalog": catalog}
+    got["personas"] = results["personas"].personas  # type: ignore[attr-defined]
+    if "drift" in results:
+        got["schedules"] = results["drift"].schedules  # type: ignore[attr-defined]
+    if stage is confounders:
+        got["turns"] = results["dialogue"].turns  # type: ignore[attr-defined]
+        got["used_user"] = results["dialogue"].used_user  # type: ignore[attr-defined]
+    if stage is qa:
+        got["turns"] = results["confounders"].turns  # type: ignore[attr-defined]
+    fields = stage.Inputs.model_fields
+    return stage.Inputs(**{k: v for k, v in got.items() if k in fields})
+
+
+def _say(progress: ProgressFn | None, stage: str, what: str) -> None:
+    if progress:
+        progress(stage, what)
+
+
+def stage_records(prints: dict[str, str]) -> dict[str, dict[str, str]]:
+    return {s.NAME: {"version": s.VERSION, "fingerprint": prints[s.NAME]} for s in STAGES}
+

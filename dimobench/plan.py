@@ -1,0 +1,66 @@
+"""Questions about the latent plan: what state holds, which phase a turn is in, which drift is current.
+
+Every stage after the schedules asks these, and so do verification and the oracle system, so they live
+in one place. Definition (ours; the paper is silent): a drifting trait is in ``from_state`` up to and
+including its change point and in ``to_state`` from the next turn on.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+from dimobench.schema import Drift, Persona, Schedule
+
+
+@dataclass
+class LatentPlan:
+    """One persona's latent truth over its timeline."""
+
+    persona: Persona
+    schedule: Schedule
+    _phase_starts: list[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._phase_starts = [p.start_turn for p in self.schedule.phases]
+
+    @property
+    def drifting_traits(self) -> set[str]:
+        return {d.trait_id for d in self.schedule.drifts}
+
+    @property
+    def stable_traits(self) -> list[str]:
+        return [t.trait_id for t in self.persona.traits if t.trait_id not in self.drifting_traits]
+
+    def state_at(self, trait_id: str, turn: int) -> str:
+        """The trait's true state after ``turn``."""
+        state = next(t.initial_state for t in self.persona.traits if t.trait_id == trait_id)
+        for d in self.schedule.drifts:
+            if d.trait_id == trait_id and d.change_point_turn < turn:
+                state = d.to_state
+        return state
+
+    def phase_at(self, turn: int) -> str:
+        i = bisect_right(self._phase_starts, turn) - 1
+        return self.schedule.phases[max(i, 0)].phase
+
+    def active_drift(self, turn: int) -> Drift | None:
+        """The drift whose transition or post_change holds ``turn``, if any."""
+        for d in self.schedule.drifts:
+            if d.onset_turn <= turn <= d.settle_turn:
+                return d
+        return None
+
+    def last_change(self, trait_id: str, turn: int) -> Drift | None:
+        """The latest drift of this trait whose change point is before ``turn``."""
+        done = [d for d in self.schedule.drifts if d.trait_id == trait_id and d.change_point_turn < turn]
+        return done[-1] if done else None
+
+    def latest_drift(self, trait_id: str, turn: int) -> Drift | None:
+        """The latest drift of this trait that has begun (onset at or before ``turn``)."""
+        begun = [d for d in self.schedule.drifts if d.trait_id == trait_id and d.onset_turn <= turn]
+        return begun[-1] if begun else None
+
+    def description(self, trait_id: str, state_id: str) -> str:
+        trait = next(t for t in self.persona.traits if t.trait_id == trait_id)
+        return next(s.description for s in trait.states if s.state_id == state_id)

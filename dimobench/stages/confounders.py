@@ -1,0 +1,98 @@
+"""Stage 4: confounders replace filler turns; they never change the latent state.
+
+Three kinds (DESIGN.md section 3):
+- ``chatter``: the topic's keywords, about other people or the world, not the user;
+- ``entity``: a named person the user knows showing a state the user is *not* in now (before a change point
+  often the upcoming state, which baits premature correction; after it often the old one, which baits
+  old-memory pull);
+- ``decoy``: the user recalling their own distant past in a state they are not in now.
+Stable traits get their share, so ``stability`` questions always follow confounders that suggest a change.
+"""
+
+from __future__ import annotations
+
+import random
+
+from pydantic import BaseModel
+
+from dimobench.backends import LLM
+from dimobench.catalog import Catalog
+from dimobench.config import GenerateConfig
+from dimobench.plan import LatentPlan
+from dimobench.render import Renderer
+from dimobench.schema import Annotation, Persona, Schedule, Turn
+
+NAME = "confounders"
+VERSION = "1"
+READS = ("personas.jsonl", "schedules.jsonl", "dialogues.jsonl")
+WRITES = ("dialogues.jsonl",)
+
+KIND_WEIGHTS = {"chatter": 0.4, "entity": 0.4, "decoy": 0.2}
+
+
+class Inputs(BaseModel):
+    catalog: Catalog
+    personas: list[Persona]
+    schedules: list[Schedule]
+    turns: list[Turn]
+    used_user: dict[str, list[str]]
+
+
+class Output(BaseModel):
+    turns: list[Turn]
+
+
+def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random, llm: LLM) -> Output:
+    by_persona: dict[str, list[Turn]] = {}
+    for turn in inputs.turns:
+        by_persona.setdefault(turn.persona_id, []).append(turn)
+    out: list[Turn] = []
+    for persona, schedule in zip(inputs.personas, inputs.schedules, strict=True):
+        prng = random.Random(rng.getrandbits(64))
+        plan = LatentPlan(persona, schedule)
+        first = persona.name.split()[0]
+        renderer = Renderer(inputs.catalog, prng, first, {first, *(e.name for e in persona.entities)})
+        renderer.used_user = set(inputs.used_user.get(persona.persona_id, ()))
+        turns = [t.model_copy() for t in by_persona[persona.persona_id]]
+        fillers = [i for i, t in enumerate(turns) if t.annotation and t.annotation.kind == "filler"]
+        n = min(len(fillers), round(cfg.confounder_rate * len(turns)))
+        for i in sorted(prng.sample(fillers, n)):
+            kind = prng.choices(list(KIND_WEIGHTS), list(KIND_WEIGHTS.values()))[0]
+            made = _confounder(kind, turns[i].turn, plan, inputs.catalog, renderer, prng)
+            if made is not None:
+                user, assistant, ann = made
+                turns[i] = turns[i].model_copy(update={"user": user, "assistant": assistant, "annotation": ann})
+        out.extend(turns)
+    return Output(turns=out)
+
+
+def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer: Renderer,
+                rng: random.Random) -> tuple[str, str, Annotation] | None:
+    traits = [tr.trait_id for tr in plan.persona.traits]
+    drift = plan.active_drift(t)
+    weights = [2.0 if (drift and tid == drift.trait_id) or tid in plan.stable_traits else 1.0 for tid in traits]
+    trait_id = rng.choices(traits, weights)[0]
+    entry = catalog.trait(trait_id)
+    if kind == "chatter":
+        topic = catalog.topic_of(trait_id)
+        user, assistant = renderer.render(f"chatter:{topic.topic_id}", topic.chatter)
+        return user, assistant, Annotation(kind="chatter", trait_id=trait_id)
+    now = plan.state_at(trait_id, t)
+    others = [s for s in entry.states if s.state_id != now]
+    if kind == "decoy":
+        change = plan.last_change(trait_id, t)
+        # A drifted trait's decoy recalls the state it left; a stable trait's recalls a distant past.
+        shown = next(s for s in entry.states if s.state_id == change.from_state) if change else rng.choice(others)
+    else:
+        upcoming = drift.to_state if drift and drift.trait_id == trait_id and t <= drift.change_point_turn else None
+        pick = [s for s in others if s.state_id == upcoming]
+        shown = pick[0] if pick and rng.random() < 0.6 else rng.choice(others)
+    habit = rng.choice(shown.habits)
+    if kind == "decoy":
+        user, assistant = renderer.render("decoy", catalog.decoy, habit=habit)
+        return user, assistant, Annotation(kind="decoy", trait_id=trait_id, state_id=shown.state_id)
+    ent = rng.choice(plan.persona.entities)
+    user, assistant = renderer.render("entity", catalog.entity, habit=habit, entity=ent.name,
+                                      relation=ent.relation)
+    return user, assistant, Annotation(kind="entity", trait_id=trait_id, state_id=shown.state_id,
+                                       entity_id=ent.entity_id)

@@ -1,0 +1,82 @@
+"""Stage 3: dialogue. Each turn gets a spec (cue or filler) from the plan, then the renderer writes it.
+
+Cue turns show one trait's state through behaviour. During a transition the share of cues showing the new
+state ramps linearly from 10% to 90% while the latent state is still the old one; post_change cues all show the
+new state; maintenance has fewer cues. The drifting trait gets three times the cue weight of the others while
+its drift is active, so the change is visible without drowning the stable traits.
+"""
+
+from __future__ import annotations
+
+import random
+
+from pydantic import BaseModel
+
+from dimobench.backends import LLM
+from dimobench.catalog import Catalog
+from dimobench.config import GenerateConfig
+from dimobench.plan import LatentPlan
+from dimobench.render import Clock, Renderer
+from dimobench.schema import Annotation, Persona, Schedule, Turn
+
+NAME = "dialogue"
+VERSION = "1"
+READS = ("personas.jsonl", "schedules.jsonl")
+WRITES = ("dialogues.jsonl",)
+
+ACTIVE_DRIFT_WEIGHT = 3.0
+
+
+class Inputs(BaseModel):
+    catalog: Catalog
+    personas: list[Persona]
+    schedules: list[Schedule]
+
+
+class Output(BaseModel):
+    turns: list[Turn]
+    used_user: dict[str, list[str]]
+    """Per persona, user texts already used (stage 4 keeps confounders distinct from them)."""
+
+
+def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random, llm: LLM) -> Output:
+    turns: list[Turn] = []
+    used: dict[str, list[str]] = {}
+    for persona, schedule in zip(inputs.personas, inputs.schedules, strict=True):
+        prng = random.Random(rng.getrandbits(64))
+        plan = LatentPlan(persona, schedule)
+        renderer = Renderer(inputs.catalog, prng, persona.name.split()[0],
+                            {persona.name.split()[0], *(e.name for e in persona.entities)})
+        clock = Clock(prng)
+        for t in range(1, cfg.turns + 1):
+            session, ts = clock.tick()
+            spec = _spec(cfg, plan, t, prng)
+            if spec is None:
+                user, assistant = renderer.render("filler", inputs.catalog.filler)
+                ann = Annotation(kind="filler")
+            else:
+                trait_id, state_id = spec
+                state = next(s for s in inputs.catalog.trait(trait_id).states if s.state_id == state_id)
+                user, assistant = renderer.render(f"cue:{trait_id}:{state_id}", state.cues)
+                ann = Annotation(kind="cue", trait_id=trait_id, state_id=state_id)
+            turns.append(Turn(persona_id=persona.persona_id, turn=t, session=session, timestamp=ts, user=user,
+                              assistant=assistant, annotation=ann))
+        used[persona.persona_id] = sorted(renderer.used_user)
+    return Output(turns=turns, used_user=used)
+
+
+def _spec(cfg: GenerateConfig, plan: LatentPlan, t: int, rng: random.Random) -> tuple[str, str] | None:
+    """(trait, state) for a cue turn, or None for filler."""
+    phase = plan.phase_at(t)
+    rate = cfg.maintenance_cue_rate if phase == "maintenance" else cfg.cue_rate
+    if rng.random() >= rate:
+        return None
+    drift = plan.active_drift(t)
+    traits = [tr.trait_id for tr in plan.persona.traits]
+    weights = [ACTIVE_DRIFT_WEIGHT if drift and tid == drift.trait_id else 1.0 for tid in traits]
+    trait_id = rng.choices(traits, weights)[0]
+    if drift and trait_id == drift.trait_id and t <= drift.change_point_turn:
+        span = max(1, drift.change_point_turn - drift.onset_turn)
+        p_new = 0.1 + 0.8 * (t - drift.onset_turn) / span
+        return trait_id, drift.to_state if rng.random() < p_new else drift.from_state
+    return trait_id, plan.state_at(trait_id, t)

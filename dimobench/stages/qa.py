@@ -1,0 +1,221 @@
+"""Stage 5: questions, with gold answers taken from the latent plan (DESIGN.md section 3).
+
+Ask turns are spread evenly over each persona's timeline. At each ask turn the feasible types are found
+(``temporal`` needs a change before the question; ``stability`` needs a never-drifting trait that a
+confounder has already made look changed), and a type is drawn with weights that correct for how often each
+type is feasible, so every type lands near its target share across the suite.
+
+Options are four: the gold, the stale state where the trait changed before (``stale_index``), the state a
+confounder suggested where it differs from both (``confounder_index``), then other states of the trait and
+trait-level distractors. All come from the same per-trait pools, so length and position say nothing.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from dimobench.backends import LLM
+from dimobench.catalog import Catalog, StateEntry, TraitEntry, content_words
+from dimobench.config import GenerateConfig
+from dimobench.plan import LatentPlan
+from dimobench.schema import Persona, QAItem, Schedule, Turn
+
+NAME = "qa"
+VERSION = "1"
+READS = ("personas.jsonl", "schedules.jsonl", "dialogues.jsonl")
+WRITES = ("qa.jsonl",)
+
+TARGET_SHARE = {"current_state": 0.3, "inference": 0.25, "temporal": 0.2, "stability": 0.25}
+MAX_EVIDENCE = 5
+
+
+class Inputs(BaseModel):
+    catalog: Catalog
+    personas: list[Persona]
+    schedules: list[Schedule]
+    turns: list[Turn]
+
+
+class Output(BaseModel):
+    qa: list[QAItem]
+
+
+@dataclass
+class _Index:
+    """Per persona: cue turns by (trait, state) and confounder turns by trait, in turn order."""
+
+    cues: dict[tuple[str, str], list[int]]
+    confounders: dict[str, list[tuple[int, str | None]]]
+
+    @classmethod
+    def build(cls, turns: list[Turn]) -> _Index:
+        cues: dict[tuple[str, str], list[int]] = {}
+        conf: dict[str, list[tuple[int, str | None]]] = {}
+        for t in turns:
+            a = t.annotation
+            if a is None or a.trait_id is None:
+                continue
+            if a.kind == "cue" and a.state_id:
+                cues.setdefault((a.trait_id, a.state_id), []).append(t.turn)
+            elif a.kind in ("entity", "decoy", "chatter"):
+                conf.setdefault(a.trait_id, []).append((t.turn, a.state_id))
+        return cls(cues, conf)
+
+    def evidence(self, trait: str, state: str, upto: int, since: int = 0) -> list[int]:
+        found = [n for n in self.cues.get((trait, state), []) if since < n <= upto]
+        return found[-MAX_EVIDENCE:]
+
+    def confounder_state(self, trait: str, upto: int, exclude: set[str]) -> str | None:
+        for n, state in reversed(self.confounders.get(trait, [])):
+            if n <= upto and state and state not in exclude:
+                return state
+        return None
+
+
+def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random, llm: LLM) -> Output:
+    by_persona: dict[str, list[Turn]] = {}
+    for turn in inputs.turns:
+        by_persona.setdefault(turn.persona_id, []).append(turn)
+    items: list[QAItem] = []
+    for persona, schedule in zip(inputs.personas, inputs.schedules, strict=True):
+        prng = random.Random(rng.getrandbits(64))
+        maker = _Maker(inputs.catalog, LatentPlan(persona, schedule), _Index.build(by_persona[persona.persona_id]),
+                       prng)
+        items.extend(maker.make_all(cfg.qa_per_persona, cfg.turns))
+    return Output(qa=items)
+
+
+class _Maker:
+    def __init__(self, catalog: Catalog, plan: LatentPlan, index: _Index, rng: random.Random) -> None:
+        self.catalog, self.plan, self.index, self.rng = catalog, plan, index, rng
+        self.first = plan.persona.name.split()[0]
+        self.traits = [t.trait_id for t in plan.persona.traits]
+
+    def make_all(self, n: int, turns: int) -> list[QAItem]:
+        slots = [min(turns, max(1, round((i + 0.5) * turns / n))) for i in range(n)] if n else []
+        feasible_share = self._feasible_share(slots)
+        items: list[QAItem] = []
+        for i, t0 in enumerate(slots):
+            item = None
+            for t in range(t0, turns + 1):
+                kinds = [k for k in TARGET_SHARE if self._candidates(k, t)]
+                if kinds:
+                    weights = [TARGET_SHARE[k] / max(feasible_share[k], 0.05) for k in kinds]
+                    kind = self.rng.choices(kinds, weights)[0]
+                    item = self._make(kind, t, f"{self.plan.persona.persona_id}-q{i + 1:04d}")
+                    break
+            if item is None:  # nothing askable after t0: fall back to the latest feasible turn before it
+                for t in range(t0, 0, -1):
+                    kinds = [k for k in TARGET_SHARE if self._candidates(k, t)]
+                    if kinds:
+                        item = self._make(self.rng.choice(kinds), t, f"{self.plan.persona.persona_id}-q{i + 1:04d}")
+                        break
+            if item is not None:
+                items.append(item)
+        return items
+
+    def _feasible_share(self, slots: list[int]) -> dict[str, float]:
+        if not slots:
+            return dict.fromkeys(TARGET_SHARE, 1.0)
+        return {k: sum(1 for t in slots if self._candidates(k, t)) / len(slots) for k in TARGET_SHARE}
+
+    def _candidates(self, kind: str, t: int) -> list[str]:
+        """Traits this kind of question can be asked about after turn ``t``."""
+        plan, idx = self.plan, self.index
+        if kind in ("current_state", "inference"):
+            return [tr for tr in self.traits if idx.evidence(tr, plan.state_at(tr, t), t, self._since(tr, t))]
+        if kind == "temporal":
+            out = []
+            for tr in plan.drifting_traits:
+                change = plan.last_change(tr, t)
+                if change and idx.evidence(tr, change.from_state, change.change_point_turn):
+                    out.append(tr)
+            return sorted(out)
+        return [tr for tr in plan.stable_traits
+                if idx.evidence(tr, plan.state_at(tr, t), t)
+                and idx.confounder_state(tr, t, {plan.state_at(tr, t)})]
+
+    def _since(self, trait: str, t: int) -> int:
+        change = self.plan.last_change(trait, t)
+        return change.change_point_turn if change else 0
+
+    def _make(self, kind: str, t: int, qa_id: str) -> QAItem:
+        plan, idx, rng = self.plan, self.index, self.rng
+        candidates = self._candidates(kind, t)
+        active = plan.active_drift(t)
+        weights = [3.0 if plan.last_change(tr, t) or (active and active.trait_id == tr) else 1.0 for tr in candidates]
+        trait_id = rng.choices(candidates, weights)[0]
+        entry = self.catalog.trait(trait_id)
+        now = plan.state_at(trait_id, t)
+        change = plan.last_change(trait_id, t)
+        stale = confounder = None
+        if kind == "temporal":
+            assert change is not None
+            gold = change.from_state
+            evidence = idx.evidence(trait_id, gold, change.change_point_turn)
+            pool, templates = "answers", entry.past_questions
+            others = [now]
+        else:
+            gold = now
+            evidence = idx.evidence(trait_id, gold, t, self._since(trait_id, t))
+            stale = change.from_state if change and change.from_state != gold else None
+            confounder = idx.confounder_state(trait_id, t, {gold, stale} if stale else {gold})
+            use_inference = kind == "inference" or (kind == "stability" and rng.random() < 0.5)
+            pool = "recommendations" if use_inference else "answers"
+            templates = entry.inference_questions if use_inference else entry.current_questions
+            others = []
+        drift = plan.latest_drift(trait_id, t) if kind != "stability" else None
+        question = self._question(templates, entry, gold)
+        options, answer_index, stale_index, confounder_index = self._options(entry, pool, gold, stale, confounder,
+                                                                             others)
+        return QAItem(
+            qa_id=qa_id, persona_id=plan.persona.persona_id, ask_turn=t, qa_type=kind,  # type: ignore[arg-type]
+            phase=plan.phase_at(t), trait_id=trait_id,  # type: ignore[arg-type]
+            drift_id=drift.drift_id if drift else None, question=question, options=options,
+            answer_index=answer_index, answer=options[answer_index], stale_index=stale_index,
+            confounder_index=confounder_index, evidence_turns=evidence,
+        )
+
+    def _question(self, templates: list[str], entry: TraitEntry, gold: str) -> str:
+        """A question whose words (name included) share nothing with the gold state's description."""
+        banned = content_words(next(s.description for s in entry.states if s.state_id == gold))
+        order = self.rng.sample(templates, len(templates))
+        for tpl in order:
+            q = tpl.format(name=self.first)
+            if not content_words(q) & banned:
+                return q
+        return order[0].format(name="they").capitalize()
+
+    def _options(self, entry: TraitEntry, pool: str, gold: str, stale: str | None, confounder: str | None,
+                 others_first: list[str]) -> tuple[list[str], int, int | None, int | None]:
+        rng = self.rng
+        states = {s.state_id: s for s in entry.states}
+
+        def phrase(s: StateEntry) -> str:
+            return rng.choice(getattr(s, pool))
+
+        chosen: list[tuple[str, str]] = [("gold", phrase(states[gold]))]
+        if stale:
+            chosen.append(("stale", phrase(states[stale])))
+        if confounder:
+            chosen.append(("confounder", phrase(states[confounder])))
+        used_states = {gold, stale, confounder}
+        rest = [s for s in others_first if s not in used_states]
+        rest += rng.sample([s for s in states if s not in used_states and s not in rest],
+                           len([s for s in states if s not in used_states and s not in rest]))
+        distractors = entry.distractor_recommendations if pool == "recommendations" else entry.distractor_answers
+        fill = [("state", phrase(states[s])) for s in rest] + [("distractor", d) for d in
+                                                              rng.sample(distractors, len(distractors))]
+        for role, text in fill:
+            if len(chosen) == 4:
+                break
+            if text.lower() not in {c[1].lower() for c in chosen}:
+                chosen.append((role, text))
+        rng.shuffle(chosen)
+        roles = [c[0] for c in chosen]
+        return ([c[1] for c in chosen], roles.index("gold"),
+                roles.index("stale") if "stale" in roles else None,
+                roles.index("confounder") if "confounder" in roles else None)

