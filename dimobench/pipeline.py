@@ -28,9 +28,6 @@ from dimobench.stages import confounders, dialogue, drift, personas, qa
 STAGES = (personas, drift, dialogue, confounders, qa)
 """Stages 1-5 in order; each module exports NAME, VERSION, READS, WRITES and run()."""
 
-NOT_IN_FINGERPRINT = frozenset({"preset", "verifier"})
-"""Config fields that never change stages 1-5's bytes (the preset only fills the other fields)."""
-
 STATE_DIR = ".dimobench"
 ProgressFn = Callable[[str, str], None]
 
@@ -40,13 +37,14 @@ def catalog_hash(catalog: Catalog) -> str:
 
 
 def fingerprints(cfg: GenerateConfig, catalog: Catalog) -> dict[str, str]:
-    """Fingerprint of every stage for this config and catalog."""
-    settings = {k: v for k, v in cfg.model_dump().items() if k not in NOT_IN_FINGERPRINT}
+    """Fingerprint of every stage: its VERSION, its CONFIG_FIELDS values and its upstream fingerprint."""
+    settings = cfg.model_dump()
+    settings["qa"] = cfg.qa_per_persona
     upstream = catalog_hash(catalog)
     out = {}
     for stage in STAGES:
-        payload = json.dumps({"stage": stage.NAME, "version": stage.VERSION, "config": settings,
-                              "upstream": upstream}, sort_keys=True)
+        payload = json.dumps({"stage": stage.NAME, "version": stage.VERSION, "upstream": upstream,
+                              "config": {k: settings[k] for k in stage.CONFIG_FIELDS}}, sort_keys=True)
         upstream = out[stage.NAME] = hashlib.sha256(payload.encode()).hexdigest()
     return out
 
@@ -86,7 +84,7 @@ def run_stages(cfg: GenerateConfig, out: Path, progress: ProgressFn | None = Non
         output = stage.run(cfg, inputs, derive_rng(cfg.seed, stage.NAME), llm)
         results[stage.NAME] = output
         atomic_write_text(record, json.dumps({"fingerprint": prints[stage.NAME], "output": output.model_dump(
-            mode="json")}, ensure_ascii=False))
+            mode="json", exclude_unset=True)}, ensure_ascii=False))
         _say(progress, stage.NAME, "done")
     return {"results": results, "fingerprints": prints, "backend": llm.spec}
 

@@ -79,8 +79,10 @@ class Clock:
             self.session += 1
             self._left = self.rng.randint(4, 12)
             gap = timedelta(hours=self.rng.randint(8, 96))
-            self.now = (self.now + gap).replace(hour=self.rng.choice((7, 8, 9, 12, 13, 18, 19, 20, 21, 22)),
-                                                minute=self.rng.randint(0, 59))
+            start = (self.now + gap).replace(hour=self.rng.choice((7, 8, 9, 12, 13, 18, 19, 20, 21, 22)),
+                                             minute=self.rng.randint(0, 59))
+            # snapping to a time of day may land before the last turn; sessions then start a day later
+            self.now = start if start > self.now + timedelta(hours=2) else start + timedelta(days=1)
         else:
             self.now += timedelta(minutes=self.rng.randint(1, 6), seconds=self.rng.randint(0, 59))
         self._left -= 1

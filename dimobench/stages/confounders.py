@@ -26,6 +26,8 @@ NAME = "confounders"
 VERSION = "1"
 READS = ("personas.jsonl", "schedules.jsonl", "dialogues.jsonl")
 WRITES = ("dialogues.jsonl",)
+CONFIG_FIELDS = ("seed", "confounder_rate", "generator")
+"""Config fields that change this stage's output (its fingerprint covers them and its upstream)."""
 
 KIND_WEIGHTS = {"chatter": 0.4, "entity": 0.4, "decoy": 0.2}
 

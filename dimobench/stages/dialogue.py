@@ -2,8 +2,8 @@
 
 Cue turns show one trait's state through behaviour. During a transition the share of cues showing the new
 state ramps linearly from 10% to 90% while the latent state is still the old one; post_change cues all show the
-new state; maintenance has fewer cues. The drifting trait gets three times the cue weight of the others while
-its drift is active, so the change is visible without drowning the stable traits.
+new state; maintenance has fewer cues. The drifting trait gets four times the cue weight of the others while
+its drift is active (ACTIVE_DRIFT_WEIGHT), so the change is visible without drowning the stable traits.
 """
 
 from __future__ import annotations
@@ -23,8 +23,12 @@ NAME = "dialogue"
 VERSION = "1"
 READS = ("personas.jsonl", "schedules.jsonl")
 WRITES = ("dialogues.jsonl",)
+CONFIG_FIELDS = ("seed", "turns", "cue_rate", "maintenance_cue_rate", "generator")
+"""Config fields that change this stage's output (its fingerprint covers them and its upstream)."""
 
-ACTIVE_DRIFT_WEIGHT = 3.0
+ACTIVE_DRIFT_WEIGHT = 4.0
+FORCED_EVERY = 5
+"""While a drift is active every fifth turn is a cue of its trait, so short transitions are never empty."""
 
 
 class Inputs(BaseModel):
@@ -69,12 +73,13 @@ def _spec(cfg: GenerateConfig, plan: LatentPlan, t: int, rng: random.Random) -> 
     """(trait, state) for a cue turn, or None for filler."""
     phase = plan.phase_at(t)
     rate = cfg.maintenance_cue_rate if phase == "maintenance" else cfg.cue_rate
-    if rng.random() >= rate:
-        return None
     drift = plan.active_drift(t)
+    forced = drift is not None and (t - drift.onset_turn) % FORCED_EVERY == 0
+    if not forced and rng.random() >= rate:
+        return None
     traits = [tr.trait_id for tr in plan.persona.traits]
     weights = [ACTIVE_DRIFT_WEIGHT if drift and tid == drift.trait_id else 1.0 for tid in traits]
-    trait_id = rng.choices(traits, weights)[0]
+    trait_id = drift.trait_id if forced and drift else rng.choices(traits, weights)[0]
     if drift and trait_id == drift.trait_id and t <= drift.change_point_turn:
         span = max(1, drift.change_point_turn - drift.onset_turn)
         p_new = 0.1 + 0.8 * (t - drift.onset_turn) / span

@@ -21,6 +21,8 @@ NAME = "drift"
 VERSION = "1"
 READS = ("personas.jsonl",)
 WRITES = ("schedules.jsonl",)
+CONFIG_FIELDS = ("seed", "turns", "drifts", "transition_frac", "post_change_frac")
+"""Config fields that change this stage's output (its fingerprint covers them and its upstream)."""
 
 STABLE_TRAITS_MIN = 2
 """At least this many traits per persona never drift, so ``stability`` questions always have a target."""

@@ -15,6 +15,11 @@ NAME = "personas"
 VERSION = "1"
 READS: tuple[str, ...] = ()
 WRITES = ("personas.jsonl",)
+CONFIG_FIELDS = ("seed", "personas", "traits")
+"""Config fields that change this stage's output (its fingerprint covers them and its upstream)."""
+
+GENDERED = frozenset("""brother sister mum mom dad father mother uncle aunt grandfather grandmother grandma grandpa
+son daughter husband wife niece nephew stepbrother stepsister boyfriend girlfriend""".split())
 
 
 class Output(BaseModel):
@@ -27,6 +32,8 @@ def run(cfg: GenerateConfig, inputs: Catalog, rng: random.Random, llm: LLM) -> O
     first_names = rng.sample(catalog.first_names, len(catalog.first_names))
     last_names = rng.sample(catalog.last_names, cfg.personas)
     used_first: set[str] = set()
+    # Names carry no gender in the catalog, so gendered relations ("my sister Tom") are left out.
+    neutral = [r for r in catalog.relations if not set(r.replace("-", " ").split()) & GENDERED]
     personas = []
     for i in range(cfg.personas):
         first = _take(first_names, used_first)
@@ -39,7 +46,7 @@ def run(cfg: GenerateConfig, inputs: Catalog, rng: random.Random, llm: LLM) -> O
                 states=[State(state_id=s.state_id, description=s.description) for s in entry.states],
                 initial_state=rng.choice(entry.states).state_id,
             ))
-        relations = rng.sample(catalog.relations, rng.randint(3, 5))
+        relations = rng.sample(neutral, rng.randint(3, 5))
         entities = [Entity(entity_id=f"e{j + 1}", name=_take(first_names, used_first), relation=rel)
                     for j, rel in enumerate(relations)]
         profile: dict[str, object] = {

@@ -27,6 +27,8 @@ NAME = "qa"
 VERSION = "1"
 READS = ("personas.jsonl", "schedules.jsonl", "dialogues.jsonl")
 WRITES = ("qa.jsonl",)
+CONFIG_FIELDS = ("seed", "qa", "turns", "generator")
+"""Config fields that change this stage's output (its fingerprint covers them and its upstream)."""
 
 TARGET_SHARE = {"current_state": 0.3, "inference": 0.25, "temporal": 0.2, "stability": 0.25}
 MAX_EVIDENCE = 5

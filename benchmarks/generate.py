@@ -1,0 +1,51 @@
+"""Generation speed: prints JSON figures.
+
+- ``xl_generate_s``: wall time of ``generate --turns 1050 --drifts 3 --no-verify`` (library call, fresh output
+  directory each run), median and all runs; target <= 5 s on the 2-core reference machine.
+- ``cli_help_s``: wall time of ``dimobench --help`` in a new process (start-up cost); target <= 0.5 s.
+
+Run: ``.venv/bin/python benchmarks/generate.py [--runs 5]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    from dimobench.api import generate_suite
+    from dimobench.config import make_config
+
+    times = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i in range(args.runs):
+            t0 = time.perf_counter()
+            generate_suite(make_config(turns=1050, drifts=3, seed=7), Path(tmp) / f"xl{i}")
+            times.append(time.perf_counter() - t0)
+    dimobench = Path(sys.executable).with_name("dimobench")
+    cmd = [str(dimobench), "--help"] if dimobench.exists() else [sys.executable, "-m", "dimobench", "--help"]
+    helps = []
+    for _ in range(args.runs):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, capture_output=True, check=True)
+        helps.append(time.perf_counter() - t0)
+    print(json.dumps({
+        "xl_generate_s": {"median": round(statistics.median(times), 3), "runs": [round(t, 3) for t in times],
+                          "target": 5.0},
+        "cli_help_s": {"median": round(statistics.median(helps), 3), "runs": [round(t, 3) for t in helps],
+                       "target": 0.5},
+    }, indent=2))
+
+
+if __name__ == "__main__":
+    main()

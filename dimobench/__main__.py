@@ -1,0 +1,3 @@
+from dimobench.cli import main
+
+main()
