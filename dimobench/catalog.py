@@ -191,6 +191,8 @@ def check_topic(tp: TopicEntry) -> list[str]:
             for ex in st.cues:
                 problems += _bad_slots(f"{where}/{st.state_id} cue", ex, SLOTS)
                 said = f" {ex.user.lower()} "
+                if st.state_id.replace("_", " ").lower() in said:
+                    problems.append(f"{where}/{st.state_id}: cue {ex.user!r} names its state")
                 explicit = [w for w in EXPLICIT_CHANGE if w in said]
                 if explicit:
                     problems.append(f"{where}/{st.state_id}: cue {ex.user!r} states a change {explicit}")

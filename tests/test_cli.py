@@ -92,3 +92,16 @@ def test_help_does_not_import_torch() -> None:
     code = "import sys; from dimobench.cli import app; print('torch' in sys.modules, 'pandas' in sys.modules)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.stdout.strip() == "False False"
+
+
+def test_two_processes_with_different_hash_seeds_write_the_same_bytes(tmp_path: Path) -> None:
+    outs = []
+    for hash_seed in ("1", "2"):
+        out = tmp_path / f"s{hash_seed}"
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        r = subprocess.run([sys.executable, "-m", "dimobench", "generate", "--turns", "200", "--drifts", "2",
+                            "--personas", "2", "--seed", "5", "--out", str(out), "--no-verify"],
+                           capture_output=True, text=True, env=env, timeout=120)
+        assert r.returncode == 0, r.stderr
+        outs.append({f.name: f.read_bytes() for f in sorted(out.iterdir()) if f.is_file()})
+    assert outs[0] == outs[1]
