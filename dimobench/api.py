@@ -3,34 +3,49 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from dimobench import __version__
 from dimobench.card import render_card
-from dimobench.config import GenerateConfig
+from dimobench.config import GenerateConfig, RunOptions
 from dimobench.jsonl import atomic_write_text
-from dimobench.pipeline import ProgressFn, prepare_out, run_stages, stage_records
+from dimobench.outdir import prepare_out
+from dimobench.pipeline import ProgressFn, run_stages, stage_records
 from dimobench.schema import Manifest
 from dimobench.suite import Suite, counts, load_suite, write_suite
 from dimobench.validate import validate_suite
 
-__all__ = ["GenerateConfig", "Suite", "generate_suite", "load_suite", "validate_suite"]
+__all__ = ["GenerateConfig", "RunOptions", "Suite", "estimate_generation", "generate_suite", "last_run",
+           "load_suite", "validate_suite"]
 
 
 def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False, resume: bool = False,
-                   progress: ProgressFn | None = None) -> Manifest:
+                   progress: ProgressFn | None = None, options: RunOptions | None = None) -> Manifest:
     """Generate a suite into ``out`` and return its manifest.
 
     Same config and seed give byte-identical ``manifest.json`` and ``*.jsonl``; run state lives in
     ``out/.dimobench/``. Raises ``ConfigError`` for settings that cannot work and for a non-empty ``out``
-    without ``force`` or ``resume``; nothing is written in those cases.
+    without ``force`` or ``resume``, and ``BackendError`` for a generator that cannot be used (no key, no
+    SDK); nothing is written in those cases. With an LLM generator, calls that fail after their retries
+    leave their items with the offline text and the manifest's status ``partial`` (details in
+    :func:`last_run`); a rerun with ``resume`` retries only those.
     """
+    from dimobench.backends import resolve_backend
+
     cfg = cfg.check()
+    options = options or RunOptions()
     out = Path(out)
+    llm = resolve_backend(cfg.generator, base_url=options.base_url, cache_dir=options.cache_dir,
+                          timeout=options.timeout)
     prepare_out(out, force=force, resume=resume)
-    run = run_stages(cfg, out, progress)
+    run = run_stages(cfg, out, progress, llm=llm, concurrency=options.concurrency)
     res = run["results"]
     personas, schedules = res["personas"].personas, res["drift"].schedules
     turns, qa = res["confounders"].turns, res["qa"].qa
+    status = "complete"
+    if run["llm"] is not None:
+        personas, turns, qa = run["llm"]["personas"], run["llm"]["turns"], run["llm"]["qa"]
+        status = "partial" if run["llm"]["failures"] else "complete"
     config = {
         "seed": cfg.seed, "preset": cfg.preset, "personas": cfg.personas, "turns": cfg.turns, "drifts": cfg.drifts,
         "qa": cfg.qa_per_persona, "traits": cfg.traits, "transition_frac": cfg.transition_frac,
@@ -40,7 +55,59 @@ def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False,
     }
     manifest = write_suite(out, {"personas.jsonl": personas, "schedules.jsonl": schedules,
                                  "dialogues.jsonl": turns, "qa.jsonl": qa},
-                           {"status": "complete", "dimobench_version": __version__, "config": config,
+                           {"status": status, "dimobench_version": __version__, "config": config,
                             "counts": counts(personas, turns, qa), "stages": stage_records(run["fingerprints"])})
     atomic_write_text(out / "README.md", render_card(manifest))
     return manifest
+
+
+def estimate_generation(cfg: GenerateConfig, options: RunOptions | None = None) -> dict[str, object]:
+    """What an LLM generation would cost, without calling anything: jobs, calls the cache does not answer,
+    estimated tokens and USD. Plans offline in a temporary folder; needs no key."""
+    import tempfile
+
+    from dimobench import llm_render
+    from dimobench.backends import OfflineBackend
+    from dimobench.backends.base import parse_reply
+    from dimobench.backends.cache import ReplyCache, cache_key, cacheable
+    from dimobench.catalog import load_catalog
+
+    cfg = cfg.check()
+    if cfg.generator == "offline":
+        return {"generator": "offline", "jobs": 0, "calls": 0, "cached": 0, "input_tokens": 0, "output_tokens": 0,
+                "cost_usd_estimate": 0.0}
+    cache = ReplyCache((options or RunOptions()).cache_dir)
+    provider, _, model = cfg.generator.partition("/")
+
+    def cached(request: Any) -> Any:
+        hit = cache.get(cache_key(provider, model, request)) if cacheable(request) else None
+        try:
+            return parse_reply(hit["text"], request.response_model) if hit else None
+        except Exception:
+            return None
+
+    with tempfile.TemporaryDirectory(prefix="dimobench-plan-") as tmp:
+        res = run_stages(cfg, Path(tmp), llm=OfflineBackend())["results"]
+    return llm_render.estimate(cfg.seed, load_catalog(), res["personas"].personas, res["confounders"].turns,
+                               res["qa"].qa, cfg.generator, cached)
+
+
+def last_run(out: str | Path) -> dict[str, object] | None:
+    """The latest LLM run's totals and failures from ``out/.dimobench/`` (None for an offline suite)."""
+    import json
+
+    from dimobench import llm_render
+    from dimobench.pipeline import STATE_DIR
+
+    state = Path(out) / STATE_DIR
+    try:
+        lines = (state / llm_render.RUN_LOG).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return None
+    summary = next((json.loads(ln) for ln in reversed(lines) if '"event": "generate"' in ln), None)
+    if summary is None:
+        return None
+    fails = (state / llm_render.FAILURES)
+    summary["failed_items"] = [json.loads(ln) for ln in fails.read_text(encoding="utf-8").splitlines()
+                               if ln.strip()] if fails.exists() else []
+    return summary

@@ -12,6 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
 
 def dumps(obj: Any) -> str:
     """One canonical JSON line (UTF-8, field order kept); optional fields never set are left out."""
@@ -25,6 +28,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; suites are meant to be shared
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
             fh.flush()

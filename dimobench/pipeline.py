@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,8 +19,8 @@ from pydantic import BaseModel
 from dimobench.backends import LLM, resolve_backend
 from dimobench.catalog import Catalog, load_catalog
 from dimobench.config import GenerateConfig
-from dimobench.errors import ConfigError
 from dimobench.jsonl import atomic_write_text
+from dimobench.outdir import prepare_out
 from dimobench.rng import derive_rng
 from dimobench.stages import confounders, dialogue, drift, personas, qa
 
@@ -49,24 +48,15 @@ def fingerprints(cfg: GenerateConfig, catalog: Catalog) -> dict[str, str]:
     return out
 
 
-def prepare_out(out: Path, force: bool, resume: bool) -> None:
-    """Refuse a non-empty ``out`` unless ``force`` (wipe it) or ``resume`` (keep finished stages)."""
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()):
-        if force:
-            if not ((out / "manifest.json").exists() or (out / STATE_DIR).exists()):
-                raise ConfigError(f"--out {out} is not empty and not a dimobench suite; refusing to delete it")
-            shutil.rmtree(out)
-        elif not resume:
-            raise ConfigError(f"--out {out} exists and is not empty (use --force to overwrite or --resume)")
-    out.mkdir(parents=True, exist_ok=True)
+def run_stages(cfg: GenerateConfig, out: Path, progress: ProgressFn | None = None, llm: LLM | None = None,
+               concurrency: int = 8) -> dict[str, Any]:
+    """Run stages 1-5 into ``out``'s state folder; return the final outputs and the stage records.
 
-
-def run_stages(cfg: GenerateConfig, out: Path, progress: ProgressFn | None = None) -> dict[str, Any]:
-    """Run stages 1-5 into ``out``'s state folder; return the final outputs and the stage records."""
+    With an LLM generator the offline text is then rewritten by :mod:`dimobench.llm_render` (``results``
+    gains ``llm``: the rewritten personas, turns and questions, failures and totals).
+    """
     catalog = load_catalog()
-    llm: LLM = resolve_backend(cfg.generator)
+    llm = llm if llm is not None else resolve_backend(cfg.generator)
     prints = fingerprints(cfg, catalog)
     state = out / STATE_DIR
     results: dict[str, BaseModel] = {}
@@ -86,7 +76,17 @@ def run_stages(cfg: GenerateConfig, out: Path, progress: ProgressFn | None = Non
         atomic_write_text(record, json.dumps({"fingerprint": prints[stage.NAME], "output": output.model_dump(
             mode="json", exclude_unset=True)}, ensure_ascii=False))
         _say(progress, stage.NAME, "done")
-    return {"results": results, "fingerprints": prints, "backend": llm.spec}
+    run: dict[str, Any] = {"results": results, "fingerprints": prints, "backend": llm.spec, "llm": None}
+    if hasattr(llm, "complete"):
+        from dimobench import llm_render
+
+        _say(progress, llm_render.NAME, "running")
+        res: Any = results
+        run["llm"] = llm_render.render(cfg.seed, catalog, res["personas"].personas, res["confounders"].turns,
+                                       res["qa"].qa, llm, state, concurrency)  # type: ignore[arg-type]
+        prints[llm_render.NAME] = llm_render.fingerprint(llm.spec, prints[STAGES[-1].NAME])
+        _say(progress, llm_render.NAME, "done")
+    return run
 
 
 def _load_done(record: Path, fingerprint: str) -> dict[str, Any] | None:
@@ -119,5 +119,10 @@ def _say(progress: ProgressFn | None, stage: str, what: str) -> None:
 
 
 def stage_records(prints: dict[str, str]) -> dict[str, dict[str, str]]:
-    return {s.NAME: {"version": s.VERSION, "fingerprint": prints[s.NAME]} for s in STAGES}
+    records = {s.NAME: {"version": s.VERSION, "fingerprint": prints[s.NAME]} for s in STAGES}
+    if "llm_render" in prints:
+        from dimobench import llm_render
+
+        records[llm_render.NAME] = {"version": llm_render.VERSION, "fingerprint": prints[llm_render.NAME]}
+    return records
 
