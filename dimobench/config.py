@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -65,10 +66,26 @@ class GenerateConfig(BaseModel):
         if self.qa is not None and self.qa < 0:
             raise ConfigError(f"--qa must be 0 or more (got {self.qa})")
         if self.qa_per_persona > 2 * self.turns:
-            raise ConfigError(f"--qa {self.qa_per_persona} is too many for {self.turns} turns (at most {2 * self.turns})")
-        if self.generator != "offline" or self.verifier != "offline":
-            raise ConfigError("only the offline backend is available in this version (LLM backends: see issue 7)")
-        return self
+            most = 2 * self.turns
+            raise ConfigError(f"--qa {self.qa_per_persona} is too many for {self.turns} turns (at most {most})")
+        from dimobench.backends import normalize_spec
+
+        # "openai" alone means openai/gpt-4o; unknown providers fail here, before anything is written
+        return self.model_copy(update={"generator": normalize_spec(self.generator, "--generator"),
+                                       "verifier": normalize_spec(self.verifier, "--verifier")})
+
+
+class RunOptions(BaseModel):
+    """How an LLM run is carried out; none of these change a suite's bytes, so no fingerprint covers them."""
+
+    base_url: str | None = None
+    """An OpenAI-compatible server (or a Gemini endpoint) instead of the provider's default."""
+    cache_dir: Path | None = None
+    """Where the reply cache lives (default ``$DIMOBENCH_CACHE_DIR``, else the user cache directory)."""
+    concurrency: int = Field(8, ge=1, le=256)
+    """LLM calls in flight at once."""
+    timeout: float = Field(120.0, gt=0)
+    """Seconds per HTTP request."""
 
 
 def make_config(preset: str | None = None, **overrides: object) -> GenerateConfig:

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from dimobench.errors import ConfigError, InputError
+from dimobench.errors import InputError
 from dimobench.outdir import prepare_out
 from dimobench.schema import Persona, QAItem, Turn
 

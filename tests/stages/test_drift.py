@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from dimobench.backends import OfflineBackend
+from dimobench.catalog import load_catalog
 from dimobench.config import make_config
 from dimobench.rng import derive_rng
 from dimobench.stages import drift, personas
-from dimobench.backends import OfflineBackend
-from dimobench.catalog import load_catalog
 
 
 @pytest.mark.parametrize("turns,drifts", [(120, 1), (350, 1), (700, 2), (1050, 3)])
