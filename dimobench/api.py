@@ -8,6 +8,7 @@ from typing import Any
 from dimobench import __version__
 from dimobench.card import render_card
 from dimobench.config import GenerateConfig, RunOptions
+from dimobench.errors import ConfigError
 from dimobench.jsonl import atomic_write_text
 from dimobench.outdir import prepare_out
 from dimobench.pipeline import ProgressFn, run_stages, stage_records
@@ -20,7 +21,8 @@ __all__ = ["GenerateConfig", "RunOptions", "Suite", "estimate_generation", "gene
 
 
 def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False, resume: bool = False,
-                   progress: ProgressFn | None = None, options: RunOptions | None = None) -> Manifest:
+                   progress: ProgressFn | None = None, options: RunOptions | None = None,
+                   verify: bool = False) -> Manifest:
     """Generate a suite into ``out`` and return its manifest.
 
     Same config and seed give byte-identical ``manifest.json`` and ``*.jsonl``; run state lives in
@@ -29,6 +31,9 @@ def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False,
     SDK); nothing is written in those cases. With an LLM generator, calls that fail after their retries
     leave their items with the offline text and the manifest's status ``partial`` (details in
     :func:`last_run`); a rerun with ``resume`` retries only those.
+
+    ``verify=True`` runs stage 6 (``dimobench.verify.verify_suite`` with ``cfg.verifier``) on the written
+    suite; the CLI does this unless ``--no-verify``. The library leaves it off so scripts choose.
     """
     from dimobench.backends import resolve_backend
 
@@ -37,6 +42,9 @@ def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False,
     out = Path(out)
     llm = resolve_backend(cfg.generator, base_url=options.base_url, cache_dir=options.cache_dir,
                           timeout=options.timeout)
+    if verify and cfg.verifier != "offline":
+        raise ConfigError(f"verifier {cfg.verifier!r} is not available in this version: use the offline verifier "
+                          "or --no-verify")
     prepare_out(out, force=force, resume=resume)
     run = run_stages(cfg, out, progress, llm=llm, concurrency=options.concurrency)
     res = run["results"]
@@ -58,6 +66,15 @@ def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False,
                            {"status": status, "dimobench_version": __version__, "config": config,
                             "counts": counts(personas, turns, qa), "stages": stage_records(run["fingerprints"])})
     atomic_write_text(out / "README.md", render_card(manifest))
+    if verify:
+        from dimobench.verify import verify_suite
+
+        if progress:
+            progress("verify", "running")
+        verify_suite(out, cfg.verifier)
+        if progress:
+            progress("verify", "done")
+        manifest = Manifest.model_validate_json((out / "manifest.json").read_text(encoding="utf-8"))
     return manifest
 
 

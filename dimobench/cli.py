@@ -38,44 +38,71 @@ def generate(
     force: Annotated[bool, typer.Option(help="Overwrite an existing suite in --out.")] = False,
     resume: Annotated[bool, typer.Option(help="Keep finished stages whose fingerprint matches.")] = False,
     verify: Annotated[bool, typer.Option("--verify/--no-verify", help="Run stage 6 (verification).")] = True,
+    generator: Annotated[Optional[str], typer.Option(
+        help="offline, openai, openai/MODEL, gemini or gemini/MODEL (default models gpt-4o, gemini-2.5-pro).",
+        envvar="DIMOBENCH_GENERATOR")] = None,
+    verifier: Annotated[Optional[str], typer.Option(help="Backend for stage 6, like --generator (default offline).",
+                                                    envvar="DIMOBENCH_VERIFIER")] = None,
+    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible server (or Gemini endpoint) URL.",
+                                                    envvar="DIMOBENCH_BASE_URL")] = None,
+    cache_dir: Annotated[Optional[Path], typer.Option(help="LLM reply cache (default: the user cache dir).",
+                                                      envvar="DIMOBENCH_CACHE_DIR")] = None,
+    concurrency: Annotated[int, typer.Option(help="LLM calls in flight at once.",
+                                             envvar="DIMOBENCH_CONCURRENCY")] = 8,
+    dry_run: Annotated[bool, typer.Option(help="Print the LLM calls and estimated cost; call nothing.")] = False,
 ) -> None:
     """Generate a drift suite (offline by default: deterministic, no network, no key)."""
     from dimobench.errors import DimobenchError
 
     try:
-        _generate(out, preset, dict(turns=turns, drifts=drifts, personas=personas, qa=qa, seed=seed, traits=traits,
-                                    transition_frac=transition_frac, cue_rate=cue_rate,
-                                    confounder_rate=confounder_rate), force, resume, verify)
+        code = _generate(out, preset, dict(turns=turns, drifts=drifts, personas=personas, qa=qa, seed=seed,
+                                           traits=traits, transition_frac=transition_frac, cue_rate=cue_rate,
+                                           confounder_rate=confounder_rate, generator=generator,
+                                           verifier=verifier), force, resume, verify,
+                         dict(base_url=base_url, cache_dir=cache_dir, concurrency=concurrency), dry_run)
     except DimobenchError as exc:
         _fail(str(exc))
+    if code:
+        raise typer.Exit(code)
 
 
 def _generate(out: Path, preset: str | None, overrides: dict[str, object], force: bool, resume: bool,
-              verify: bool) -> None:
+              verify: bool, run_options: dict[str, object], dry_run: bool) -> int:
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    from dimobench.api import generate_suite
-    from dimobench.config import make_config
+    from dimobench.api import estimate_generation, generate_suite, last_run
+    from dimobench.config import RunOptions, make_config
     from dimobench.pipeline import STAGES
 
     cfg = make_config(preset, **overrides).check()
+    options = RunOptions(**run_options)  # type: ignore[arg-type]
     console = Console(stderr=True)
+    if dry_run:
+        est = estimate_generation(cfg, options)
+        cost = est["cost_usd_estimate"]
+        typer.echo(f"dry run: {est['calls']} LLM call(s) to make ({est['cached']} of {est['jobs']} already cached) "
+                   f"with {est['generator']}, ~{est['input_tokens']} input + ~{est['output_tokens']} output tokens, "
+                   f"estimated cost {'unknown (no price for this model)' if cost is None else f'${cost:.2f}'}")
+        return 0
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
                   transient=True) as bar:
-        task = bar.add_task("generating", total=len(STAGES))
+        task = bar.add_task("generating", total=len(STAGES) + int(verify))
 
         def progress(stage: str, what: str) -> None:
             bar.update(task, description=f"stage {stage}: {what}")
             if what != "running":
                 bar.advance(task)
 
-        manifest = generate_suite(cfg, out, force=force, resume=resume, progress=progress)
-    from dimobench.report_cli import print_generate_summary
+        manifest = generate_suite(cfg, out, force=force, resume=resume, progress=progress, options=options,
+                                  verify=verify)
+    from dimobench.report_cli import print_generate_summary, print_llm_summary
 
-    print_generate_summary(console, out, manifest, verified=False)
-    if verify:
-        console.print("[dim]stage 6 (verification) is not available yet: run without it (same as --no-verify)[/]")
+    print_generate_summary(console, out, manifest, verified=verify)
+    run = last_run(out) if cfg.generator != "offline" else None
+    if run is not None:
+        print_llm_summary(console, out, run)
+    return 1 if manifest.status == "partial" else 0
 
 
 @app.command()
@@ -109,6 +136,17 @@ def schema(out: Annotated[Optional[Path], typer.Option(help="Write one .schema.j
     for name, sch in schemas.items():
         atomic_write_text(out / f"{name.split('.')[0]}.schema.json", json.dumps(sch, indent=2) + "\n")
     typer.echo(f"wrote {len(schemas)} schemas to {out}")
+
+
+from dimobench.commands.verify import verify  # noqa: E402 - light: typer only, the verifier loads inside
+
+app.command()(verify)
+from dimobench.commands.review import review_app  # noqa: E402
+
+app.add_typer(review_app, name="review")
+from dimobench.commands.importers import import_suite  # noqa: E402
+
+app.command(name="import")(import_suite)
 
 
 def main() -> None:

@@ -20,7 +20,6 @@ from dimobench.backends import LLM, resolve_backend
 from dimobench.catalog import Catalog, load_catalog
 from dimobench.config import GenerateConfig
 from dimobench.jsonl import atomic_write_text
-from dimobench.outdir import prepare_out
 from dimobench.rng import derive_rng
 from dimobench.stages import confounders, dialogue, drift, personas, qa
 

@@ -28,4 +28,28 @@ def print_generate_summary(console: Console, out: Path, manifest: Manifest, veri
         table.add_row(a[0], str(a[1]), b[0], str(b[1]))
     console.print(table)
     console.print("phases: " + ", ".join(f"{k} {v}" for k, v in c["by_phase"].items()))  # type: ignore[union-attr]
+    verdicts = c.get("verdicts")
+    if verified and isinstance(verdicts, dict) and c["qa"]:
+        accepted = verdicts.get("ACCEPT", 0)
+        console.print(f"stage 6 verification ({cfg['backends']['verifier']}): {accepted}/{c['qa']} ACCEPT "  # type: ignore[index]
+                      f"({100 * accepted / c['qa']:.1f}%), " + ", ".join(f"{k} {v}" for k, v in verdicts.items())
+                      + f"; details: dimobench verify {out}")
+    elif not verified:
+        console.print("stage 6 (verification) skipped (--no-verify); run: dimobench verify " + str(out))
     console.print(f"next: dimobench validate {out}")
+
+
+def print_llm_summary(console: Console, out: Path, run: dict[str, object]) -> None:
+    """Calls, cache hits, tokens, estimated cost, and every item that could not be made."""
+    cost = run.get("cost_usd_estimate")
+    console.print(f"LLM {run['generator']}: {run['calls']} call(s), {run['cache_hits']} from cache, "
+                  f"{run['input_tokens']} input + {run['output_tokens']} output tokens, "
+                  f"estimated cost {'unknown' if cost is None else f'${cost:.4f}'}")
+    failed = run.get("failed_items") or []
+    assert isinstance(failed, list)
+    for f in failed:
+        console.print(f"[red]failed[/] {f['item']}: {f['error']}", markup=True, highlight=False)
+    if failed:
+        console.print(f"[red]{len(failed)} LLM item(s) could not be made[/]: they keep the offline text and the "
+                      f"suite is partial; rerun with --resume to retry only them "
+                      f"(details in {out}/.dimobench/failures.jsonl)")

@@ -1,0 +1,85 @@
+"""``openai/<model>``: the official openai SDK, chat completions with a strict JSON schema.
+
+``base_url`` (``--base-url`` or ``OPENAI_BASE_URL``) reaches any OpenAI-compatible server (vLLM, Ollama, ...).
+The key comes from ``OPENAI_API_KEY`` only. The SDK's own retries are off (``max_retries=0``): the retry
+policy is :mod:`dimobench.backends.base`'s.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from dimobench.backends.base import BaseLLM, InvalidReply, Request, TransientError, Usage, retry_after_seconds
+from dimobench.errors import BackendError
+
+DEFAULT_MODEL = "gpt-4o"
+KEY_VARS = ("OPENAI_API_KEY",)
+
+
+class OpenAIBackend(BaseLLM):
+    """Chat completions with ``response_format={"type": "json_schema", "strict": true}``."""
+
+    provider = "openai"
+
+    def __init__(self, model: str = DEFAULT_MODEL, base_url: str | None = None, timeout: float = 120.0,
+                 max_attempts: int | None = None) -> None:
+        super().__init__(model, **({"max_attempts": max_attempts} if max_attempts else {}))
+        import openai
+
+        key = os.environ.get("OPENAI_API_KEY")
+        if not key:
+            raise BackendError("OPENAI_API_KEY is not set: the openai backend reads its key from the environment "
+                               "(any non-empty value for a local OpenAI-compatible server)")
+        self._openai = openai
+        self.client = openai.OpenAI(api_key=key, base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
+                                    timeout=timeout, max_retries=0)
+
+    def should_retry(self, exc: BaseException) -> bool:
+        return isinstance(exc, TransientError)
+
+    def _translate(self, exc: Exception) -> Exception:
+        o = self._openai
+        if isinstance(exc, o.RateLimitError):
+            return TransientError(f"rate limited (429): {_brief(exc)}", retry_after_seconds(exc.response.headers))
+        if isinstance(exc, o.APITimeoutError):
+            return TransientError("request timed out")
+        if isinstance(exc, o.APIConnectionError):
+            return TransientError(f"connection failed: {_brief(exc)}")
+        if isinstance(exc, o.APIStatusError):
+            if exc.status_code >= 500 or exc.status_code in (408, 409):
+                return TransientError(f"server error {exc.status_code}: {_brief(exc)}",
+                                      retry_after_seconds(exc.response.headers))
+            return BackendError(f"request refused ({exc.status_code}): {_brief(exc)}")
+        if isinstance(exc, (ValueError, o.APIResponseValidationError)):  # a body that was not JSON at all
+            return InvalidReply(f"unreadable response: {_brief(exc)}")
+        return BackendError(f"{type(exc).__name__}: {_brief(exc)}")
+
+    def _send(self, request: Request, schema: dict[str, Any]) -> tuple[str | None, Usage]:
+        kwargs: dict[str, Any] = {}
+        if request.seed is not None:
+            kwargs["seed"] = request.seed
+        reply = self.client.chat.completions.create(
+            model=self.model,
+            messages=[m.model_dump() for m in request.messages],  # type: ignore[misc]
+            temperature=request.temperature,
+            max_tokens=request.max_tokens,
+            response_format={"type": "json_schema", "json_schema": {
+                "name": request.response_model.__name__, "strict": True, "schema": schema}},
+            **kwargs,
+        )
+        if not reply.choices:
+            raise InvalidReply("reply has no choices")
+        choice = reply.choices[0]
+        if getattr(choice.message, "refusal", None):
+            raise BackendError(f"the model refused: {str(choice.message.refusal)[:200]}")
+        usage = Usage()
+        if reply.usage is not None:
+            usage = Usage(input_tokens=reply.usage.prompt_tokens or 0,
+                          output_tokens=reply.usage.completion_tokens or 0)
+        return choice.message.content, usage
+
+
+def _brief(exc: Exception) -> str:
+    text = str(exc).replace("\n", " ")
+    return text[:300]
