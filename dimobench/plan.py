@@ -10,7 +10,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from dimobench.schema import Drift, Persona, Schedule
+from dimobench.schema import Drift, Persona, Schedule, Turn
 
 
 @dataclass
@@ -64,3 +64,11 @@ class LatentPlan:
     def description(self, trait_id: str, state_id: str) -> str:
         trait = next(t for t in self.persona.traits if t.trait_id == trait_id)
         return next(s.description for s in trait.states if s.state_id == state_id)
+
+
+def turns_by_persona(turns: list[Turn]) -> dict[str, list[Turn]]:
+    """Group turns by persona, keeping their order."""
+    out: dict[str, list[Turn]] = {}
+    for turn in turns:
+        out.setdefault(turn.persona_id, []).append(turn)
+    return out

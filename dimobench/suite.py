@@ -41,7 +41,12 @@ class Suite:
     verdicts: list[VerdictRecord] = field(default_factory=list)
 
     def turns_of(self, persona_id: str) -> list[Turn]:
-        return [t for t in self.dialogues if t.persona_id == persona_id]
+        """This persona's turns in order."""
+        if not hasattr(self, "_by_persona"):
+            from dimobench.plan import turns_by_persona
+
+            self._by_persona = turns_by_persona(self.dialogues)
+        return self._by_persona.get(persona_id, [])
 
     def qa_frame(self) -> pd.DataFrame:
         import pandas as pd

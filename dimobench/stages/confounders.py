@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from dimobench.backends import LLM
 from dimobench.catalog import Catalog
 from dimobench.config import GenerateConfig
-from dimobench.plan import LatentPlan
+from dimobench.plan import LatentPlan, turns_by_persona
 from dimobench.render import Renderer
 from dimobench.schema import Annotation, Persona, Schedule, Turn
 
@@ -45,9 +45,7 @@ class Output(BaseModel):
 
 
 def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random, llm: LLM) -> Output:
-    by_persona: dict[str, list[Turn]] = {}
-    for turn in inputs.turns:
-        by_persona.setdefault(turn.persona_id, []).append(turn)
+    by_persona = turns_by_persona(inputs.turns)
     out: list[Turn] = []
     for persona, schedule in zip(inputs.personas, inputs.schedules, strict=True):
         prng = random.Random(rng.getrandbits(64))

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from dimobench.backends import LLM
 from dimobench.catalog import Catalog, StateEntry, TraitEntry, content_words
 from dimobench.config import GenerateConfig
-from dimobench.plan import LatentPlan
+from dimobench.plan import LatentPlan, turns_by_persona
 from dimobench.schema import Persona, QAItem, Schedule, Turn
 
 NAME = "qa"
@@ -78,9 +78,7 @@ class _Index:
 
 
 def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random, llm: LLM) -> Output:
-    by_persona: dict[str, list[Turn]] = {}
-    for turn in inputs.turns:
-        by_persona.setdefault(turn.persona_id, []).append(turn)
+    by_persona = turns_by_persona(inputs.turns)
     items: list[QAItem] = []
     for persona, schedule in zip(inputs.personas, inputs.schedules, strict=True):
         prng = random.Random(rng.getrandbits(64))
