@@ -150,6 +150,12 @@ from dimobench.commands.importers import import_suite  # noqa: E402
 app.command(name="import")(import_suite)
 
 
+from dimobench.commands.evaluate import compare, evaluate  # noqa: E402
+
+app.command()(evaluate)
+app.command()(compare)
+
+
 def main() -> None:
     try:
         app()

@@ -1,0 +1,152 @@
+"""``evaluate`` and ``compare``: the library functions behind ``dimobench evaluate`` and ``dimobench compare``."""
+
+from __future__ import annotations
+
+import json
+import platform
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from dimobench.errors import InputError
+from dimobench.evaluate.protocol import SystemFailure
+from dimobench.evaluate.runner import ProgressFn, SystemRun, run_system, safe_name
+from dimobench.jsonl import atomic_write_text
+from dimobench.suite import Suite, load_suite
+
+
+class EvalConfig(BaseModel):
+    """Settings of one evaluation; all recorded in report.json."""
+
+    suites: list[Path] = Field(min_length=1)
+    """Suite directories; each is scored on its own, then averaged."""
+    systems: list[str] = Field(min_length=1)
+    """Built-in names or ``module:Class`` paths."""
+    k: int = Field(10, ge=1)
+    """Items recalled per question (the same for every system)."""
+    window_n: int = Field(20, ge=1)
+    """Turns the ``window`` baseline keeps."""
+    window: int = Field(50, ge=1)
+    """Turns per accuracy window (curve and recovery)."""
+    seed: int = 0
+    """Seed of the bootstrap resampling."""
+    bootstrap: int = Field(1000, ge=0)
+    """Bootstrap resamples per interval (0 disables intervals)."""
+    stats_every: int = Field(10, ge=1)
+    """Sample stats() every this many turns."""
+    embedding: str = "auto"
+    """Answerer embedding: minilm, hashing or auto."""
+    plots: bool = True
+
+
+def _suite_keys(paths: list[Path]) -> list[str]:
+    keys: list[str] = []
+    for p in paths:
+        base = Path(p).resolve().name or "suite"
+        key, i = base, 2
+        while key in keys:
+            key, i = f"{base}-{i}", i + 1
+        keys.append(key)
+    return keys
+
+
+def _write_answers(out: Path, system: str, runs: list[SystemRun]) -> str:
+    name = f"answers-{safe_name(system)}.jsonl"
+    text = "".join(json.dumps(a, ensure_ascii=False) + "\n" for r in runs for a in r.answers)
+    atomic_write_text(out / name, text)
+    return name
+
+
+def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = None) -> dict[str, Any]:
+    """Run every system on every suite, write answers, report.json, report.md and plots into ``out``.
+
+    Systems run one after another; each system's answers are written as soon as it finishes. When a system
+    fails, the report of the finished systems is written, then :class:`SystemFailure` is raised.
+    """
+    from dimobench import __version__
+    from dimobench.evaluate.answerer import OfflineAnswerer
+    from dimobench.evaluate.embed import get_embedder, set_default_backend
+    from dimobench.evaluate.systems import make_system
+
+    set_default_backend(cfg.embedding)
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    keys = _suite_keys(cfg.suites)
+    suites: dict[str, Suite] = {k: load_suite(p) for k, p in zip(keys, cfg.suites, strict=True)}
+    systems = list(dict.fromkeys(cfg.systems))
+    built = {name: make_system(name, cfg.window_n) for name in systems}  # bad names fail before any run
+    answerer = OfflineAnswerer(get_embedder(cfg.embedding))
+    runs: dict[str, list[SystemRun]] = {}
+    files: dict[str, str] = {}
+    config = {"dimobench_version": __version__, "python": platform.python_version(), "k": cfg.k,
+              "window_n": cfg.window_n, "window": cfg.window, "seed": cfg.seed, "bootstrap": cfg.bootstrap,
+              "suites": keys, "suite_paths": [str(p) for p in cfg.suites],
+              "suite_configs": {k: s.manifest.config for k, s in suites.items()},
+              "systems": systems, "answerer": answerer.describe(), "answers": files, "status": "complete"}
+    try:
+        for name in systems:
+            runs[name] = [run_system(name, built[name], suites[k], k, answerer, cfg.k, cfg.stats_every, progress)
+                          for k in keys]
+            files[name] = _write_answers(out, name, runs[name])
+    except SystemFailure:
+        config["status"] = "partial"
+        if runs:
+            _write_report(runs, suites, config, cfg, out)
+        raise
+    return _write_report(runs, suites, config, cfg, out)
+
+
+def _write_report(runs: dict[str, list[SystemRun]], suites: dict[str, Suite], config: dict[str, Any],
+                  cfg: EvalConfig, out: Path) -> dict[str, Any]:
+    from dimobench.evaluate.render import markdown, plots
+    from dimobench.evaluate.report import build_report
+
+    report = build_report(runs, suites, config, cfg.window, cfg.bootstrap, cfg.seed)
+    if cfg.plots:
+        config["plots"] = plots(report, suites, out)
+    atomic_write_text(out / "report.json", json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(out / "report.md", markdown(report))
+    return report
+
+
+def _load_answers(report_path: Path) -> tuple[dict[str, Any], dict[str, dict[tuple[str, str], bool]]]:
+    if report_path.is_dir():
+        report_path = report_path / "report.json"
+    if not report_path.is_file():
+        raise InputError("report.json not found", report_path)
+    try:
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not JSON ({exc.msg})", report_path, exc.lineno) from None
+    answers: dict[str, dict[tuple[str, str], bool]] = {}
+    for system, name in (report.get("config", {}).get("answers") or {}).items():
+        path = report_path.parent / name
+        if not path.is_file():
+            raise InputError(f"answers for {system!r} missing beside the report", path)
+        rows = {}
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                r = json.loads(line)
+                if r.get("correct") is not None:
+                    rows[(r["suite"], r["qa_id"])] = bool(r["correct"])
+        answers[system] = rows
+    return report, answers
+
+
+def compare(report_a: str | Path, report_b: str | Path, n: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Per system in both reports: ``B - A`` accuracy on their shared questions with a paired bootstrap interval."""
+    from dimobench.evaluate.scoring import paired_bootstrap
+
+    _, ans_a = _load_answers(Path(report_a))
+    _, ans_b = _load_answers(Path(report_b))
+    out: dict[str, Any] = {}
+    for system in [s for s in ans_a if s in ans_b]:
+        shared = sorted(set(ans_a[system]) & set(ans_b[system]))
+        res = paired_bootstrap([ans_a[system][q] for q in shared], [ans_b[system][q] for q in shared], n, seed)
+        a = sum(ans_a[system][q] for q in shared) / len(shared) if shared else None
+        b = sum(ans_b[system][q] for q in shared) / len(shared) if shared else None
+        out[system] = {"a": a, "b": b, **res}
+    return {"systems": out, "only_in_a": [s for s in ans_a if s not in ans_b],
+            "only_in_b": [s for s in ans_b if s not in ans_a]}

