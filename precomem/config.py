@@ -56,6 +56,9 @@ class PreCoMemConfig(BaseModel):
     installed)."""
     embedding_model: str | None = None
     """Path or name of another sentence-transformers model; None uses the packaged all-MiniLM-L6-v2."""
+    encode_threads: int | None = 1
+    """Torch threads for per-turn encodes (up to 8 texts); None keeps the process setting. One thread is
+    as fast for a single sentence and far faster when the CPU is shared."""
     nli: NLIKind = "auto"
     """Contradiction verifier: user-built cross-encoder, MiniLM feature head, rule, or ``auto`` (first
     available)."""

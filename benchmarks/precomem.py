@@ -1,0 +1,240 @@
+"""PreCoMem speed and memory figures, printed as JSON.
+
+    HF_HUB_OFFLINE=1 python benchmarks/precomem.py [--turns 1000] [--encoder auto|minilm|hashing]
+
+1. ``stream``: observe and recall latency (P50/P95, ms) over a stream of varied synthetic turns with the
+default
+   encoders, and memory every 100 turns (raw items vs effective memory, N_active, deprecated).
+2. ``scaling``: recall latency at 1k/10k/100k stored beliefs, excluding query encoding (the store is filled
+with
+   random unit embeddings and random text: ranking cost does not depend on what the vectors mean).
+
+The text is generated here from small word lists written for this benchmark, not from dimobench's catalog.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from precomem import PreCoMem, PreCoMemConfig  # noqa: E402
+from precomem.beliefs import BeliefMeta  # noqa: E402
+from precomem.encoders import tokenize  # noqa: E402
+
+HABITS = [
+    ("play chess online", "chess"),
+    ("bake sourdough bread", "baking"),
+    ("swim laps at the pool", "swimming"),
+    ("practise the cello", "cello"),
+    ("go birdwatching by the river", "birds"),
+    ("cook Thai curries", "curry"),
+    ("run along the canal", "running"),
+    ("host board game nights", "board games"),
+    ("read science fiction", "sci-fi"),
+    ("work on my vegetable garden", "garden"),
+    ("cycle to work", "cycling"),
+    ("watch old westerns", "westerns"),
+    ("paint with watercolours", "painting"),
+    ("volunteer at the animal shelter", "shelter"),
+    ("go bouldering at the gym", "climbing"),
+]
+WHEN = ["every morning", "on weekends", "most evenings", "twice a week", "after work", "on Sundays", "daily"]
+FRAMES = [
+    "I {h} {w}.",
+    "These days I {h} {w}.",
+    "Lately I love to {h} {w}.",
+    "I usually {h} {w}, it keeps me sane.",
+    "Spent the afternoon trying to {h} again.",
+    "Can't wait to {h} {w} like always.",
+    "Honestly I {h} {w} and it is the highlight of my week.",
+]
+DROPPED = [
+    "I gave up trying to {h}, it isn't for me anymore.",
+    "I don't {h} anymore, no time.",
+    "I stopped trying to {h}; I avoid it now.",
+]
+OTHERS = [
+    "My neighbour likes to {h} {w}.",
+    "Jake said he wants to {h} {w}.",
+    "My sister keeps trying to {h}.",
+]
+PAST = ["Back in college I used to {h} {w}.", "When I was a kid I used to {h}."]
+REQUESTS = [
+    "Rewrite this email to my landlord about the leaking tap.",
+    "Can you summarise this article about tariffs?",
+    "Translate 'good morning' into Portuguese.",
+    "Suggest a title for my quarterly report.",
+    "What is a polite way to decline a meeting?",
+    "Help me plan a budget for next month.",
+    "Draft a birthday message for a colleague.",
+    "How do I convert Celsius to Fahrenheit?",
+]
+FILLER = [
+    "The weather turned cold again today.",
+    "I finally fixed the squeaky door.",
+    "Traffic was awful this morning.",
+    "My phone screen cracked when it fell.",
+    "I had leftover pasta for lunch.",
+    "The neighbours are renovating their kitchen.",
+    "I found a nice cafe near the station.",
+]
+EVENTS = [
+    "I moved into a new flat on March 3.",
+    "I started a new job next month.",
+    "I adopted a puppy last week.",
+]
+QUERIES = [
+    "What does the user do {w}?",
+    "Does the user like {k}?",
+    "hobbies and free time",
+    "How does the user relax?",
+    "what should I recommend for the weekend",
+    "the user's routine",
+    "{k}",
+]
+
+
+def stream(n: int, seed: int = 0) -> list[str]:
+    """Varied turns: habits (some dropped halfway), requests, filler, other people, the past, events."""
+    rng = np.random.default_rng(seed)
+    dropped = {int(i) for i in rng.choice(len(HABITS), size=3, replace=False)}
+    out = []
+    for t in range(n):
+        h, _ = HABITS[int(rng.integers(len(HABITS)))]
+        w = WHEN[int(rng.integers(len(WHEN)))]
+        kind = rng.choice(
+            ["habit", "request", "filler", "other", "past", "event"], p=[0.45, 0.2, 0.15, 0.1, 0.07, 0.03]
+        )
+        idx = [i for i, (hh, _) in enumerate(HABITS) if hh == h][0]
+        if kind == "habit":
+            pool = DROPPED if idx in dropped and t > n // 2 else FRAMES
+        else:
+            pool = {"request": REQUESTS, "filler": FILLER, "other": OTHERS, "past": PAST, "event": EVENTS}[kind]
+        out.append(pool[int(rng.integers(len(pool)))].format(h=h, w=w))
+    return out
+
+
+def _pct(xs: list[float]) -> dict[str, float]:
+    a = np.asarray(xs) * 1000
+    return {
+        "p50_ms": round(float(np.percentile(a, 50)), 2),
+        "p95_ms": round(float(np.percentile(a, 95)), 2),
+        "mean_ms": round(float(a.mean()), 2),
+        "n": len(xs),
+    }
+
+
+def run_stream(turns: int, encoder: str) -> dict:
+    """Observe ``turns`` turns with a recall after each; memory every 100 turns."""
+    mem = PreCoMem(PreCoMemConfig(encoder=encoder))  # type: ignore[arg-type]
+    t0 = time.perf_counter()
+    mem.recall("warm up")  # model load and topic prototypes are a one-off, not per-turn latency
+    load_s = time.perf_counter() - t0
+    rng = np.random.default_rng(1)
+    obs, rec, curve = [], [], []
+    for t, text in enumerate(stream(turns), start=1):
+        s = time.perf_counter()
+        mem.observe(text, turn=t)
+        obs.append(time.perf_counter() - s)
+        h, k = HABITS[int(rng.integers(len(HABITS)))]
+        q = QUERIES[int(rng.integers(len(QUERIES)))].format(w=WHEN[int(rng.integers(len(WHEN)))], k=k)
+        s = time.perf_counter()
+        mem.recall(q)
+        rec.append(time.perf_counter() - s)
+        if t % 100 == 0:
+            st = mem.stats()
+            curve.append(
+                {
+                    "turn": t,
+                    "raw_items": st["raw_items"],
+                    "written_total": mem.store.next_id - 1,
+                    "effective_memory": st["effective_memory"],
+                    "n_active": st["n_active"],
+                    "facts": st["facts"],
+                    "deprecated": st["deprecated"],
+                    "deprecated_share_topk": st["deprecated_share_topk"],
+                }
+            )
+    return {
+        "turns": turns,
+        "load_s": round(load_s, 2),
+        "observe": _pct(obs),
+        "recall": _pct(rec),
+        "memory": curve,
+        "regimes": mem.stats()["regimes"],
+        "encoders": mem.encoders(),
+    }
+
+
+def run_scaling(sizes: list[int], encoder: str, queries: int = 200) -> dict:
+    """Recall latency by store size, excluding query encoding."""
+    out = {}
+    base = PreCoMem(PreCoMemConfig(encoder=encoder))  # type: ignore[arg-type]
+    qs = base.encoder.encode([f"does the user like {k}?" for _, k in HABITS])
+    vocab = sorted({w for h, _ in HABITS for w in tokenize(h)} | {w for f in FILLER + REQUESTS for w in tokenize(f)})
+    rng = np.random.default_rng(0)
+    for size in sizes:
+        mem = PreCoMem(base.config, encoder=base.encoder)
+        store = mem.store
+        emb = rng.normal(size=(size, store.dim)).astype(np.float32)
+        emb /= np.linalg.norm(emb, axis=1, keepdims=True)
+        for i in range(size):
+            toks = list(rng.choice(vocab, size=int(rng.integers(4, 10))))
+            meta = BeliefMeta(store.new_id(), " ".join(toks), "statement", "user", toks, [i + 1])
+            store.add(
+                meta,
+                emb[i],
+                float(rng.uniform(0.2, 1.0)),
+                i + 1,
+                fact=bool(rng.random() < 0.5),
+                protected=False,
+                topic=int(rng.integers(0, 24)),
+            )
+        mem.turn = size
+        times = []
+        for j in range(queries):
+            q_tokens = tokenize(f"does the user like {HABITS[j % len(HABITS)][1]}")
+            s = time.perf_counter()
+            mem.search(qs[j % len(qs)], q_tokens)
+            times.append(time.perf_counter() - s)
+        out[str(size)] = _pct(times)
+    return out
+
+
+def main() -> None:
+    """Run both parts and print one JSON object."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--turns", type=int, default=1000)
+    ap.add_argument("--encoder", default="auto")
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    args = ap.parse_args()
+    result = {
+        "stream": run_stream(args.turns, args.encoder),
+        "scaling_recall_excluding_query_encoding": run_scaling([int(s) for s in args.sizes.split(",")], args.encoder),
+        "targets": {"observe_p95_ms": 50, "recall_p95_ms": 20, "recall_100k_ms": 20},
+        "threads": {"torch": _torch_threads(), "cpus": os.cpu_count()},
+    }
+    print(json.dumps(result, indent=2))
+
+
+def _torch_threads() -> int | None:
+    try:
+        import torch
+
+        return int(torch.get_num_threads())
+    except ImportError:
+        return None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+"""Sub-agents: what proposition to store, which beliefs a regime touches, and how strongly.
+
+The engine calls them through :class:`SubAgents`, a small Protocol an LLM-backed implementation can fill
+later. :class:`RuleAgents` is the deterministic offline implementation. Gating and the updates themselves stay
+in the engine and are always deterministic: an agent only proposes propositions, targets and strengths.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+Regime = Literal["MAINTAIN", "PROFILE", "CORRECT"]
+
+
+@dataclass(frozen=True)
+class Proposition:
+    """One thing worth remembering from an observation, in the user's own words."""
+
+    text: str
+    """The proposition text (a sentence of the observation, or all of it)."""
+    cls: str
+    """statement | event | request | other | past (selects the confidence band)."""
+    about: str
+    """user (now) | other (someone else) | past (the user's distant past)."""
+    confidence: float
+    """The agent's own confidence, clipped by the engine to the class band."""
+    protected: bool = False
+    """Explicit events are protected from decay."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A retrieved belief as an agent sees it, scored against one proposition."""
+
+    id: str
+    text: str
+    kind: str
+    about: str
+    confidence: float
+    similarity: float
+    """Calibrated similarity to the proposition, 0 (unrelated) .. 1 (paraphrase)."""
+    contradiction: float
+    """Gated contradiction probability of the proposition against this belief."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """A belief an operator should touch, with a strength in [0, 1]."""
+
+    id: str
+    strength: float
+
+
+class SubAgents(Protocol):
+    """The decisions an LLM may take over from the rules."""
+
+    name: str
+
+    def extract(self, text: str, max_props: int, split_min_words: int) -> list[Proposition]:
+        """Propositions to remember from one observation (possibly none)."""
+        ...
+
+    def targets(
+        self, regime: Regime, prop: Proposition, cands: list[Candidate], support: float, contra: float
+    ) -> list[Target]:
+        """Beliefs the regime's operator acts on for this proposition, with strengths."""
+        ...
+
+
+_SENT = re.compile(r"(?<=[.!?;])\s+")
+_FIRST = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|us|our)\b", re.IGNORECASE)
+_SUBJ_FIRST = re.compile(r"\b(i|i'm|i've|i'd|i'll|we|we're|we've|me|myself)\b", re.IGNORECASE)
+_REQUEST = re.compile(
+    r"^\s*(please\b|can you|could you|would you|will you|help\b|rewrite|write|draft|summari[sz]e|translate|"
+    r"explain|give me|show me|tell me|"
+    r"list|suggest|recommend|find|make|create|generate|fix|check|what|how|why|"
+    r"when|where|which|who|is there|are there|do you|any (ideas|tips))",
+    re.IGNORECASE,
+)
+_PAST = re.compile(
+    r"\b(used to|back in|years ago|when i was|as a kid|as a child|growing up|in college|in high school|"
+    r"in my (twenties|teens|thirties|youth)|long ago|back then|once upon|in the old days)\b",
+    re.IGNORECASE,
+)
+_OTHER_START = re.compile(
+    r"^\s*((?i:my "
+    r"(friend|friends|sister|brother|mom|mother|dad|father|parents|wife|husband|partner|boyfriend|"
+    r"girlfriend|son|daughter|kids|boss|manager|coworker|colleague|roommate|neighbou?r|cousin|aunt|uncle|"
+    r"grandma|grandpa|grandmother|grandfather|team|classmate)s?\b|he\b|she\b|they\b)|"
+    # A capitalised first word is only taken for a name when a verb follows ("Jake throws ...").
+    r"[A-Z][a-z]+(?: [A-Z][a-z]+)? (?:is|was|has|had|and|just|always|never|really|still|\w+ed|"
+    r"(?:love|like|hate|say|go|keep|think|want|throw|play|work|live|host|plan|spend|seem|get|make|take)s)\b)",
+)
+_EVENT = re.compile(
+    r"\b(moved|married|engaged|divorced|born|graduated|retired|promoted|hired|fired|laid off|diagnosed|"
+    r"broke up|passed away|adopted|bought a (house|home|car)|started a new job|new job|pregnant|"
+    r"on (monday|tuesday|wednesday|thursday|friday|saturday|sunday)|next (week|month|year)|"
+    r"(january|february|march|april|may|june|july|august|september|october|november|december) \d)\b",
+    re.IGNORECASE,
+)
+_STRONG = re.compile(r"\b(always|every|love|hate|can'?t stand|usually|never|favou?rite|really)\b", re.IGNORECASE)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text`` (keeps the words, trims whitespace)."""
+    return [s.strip() for s in _SENT.split(text.strip()) if s.strip()]
+
+
+def classify(sentence: str) -> tuple[str, str, bool]:
+    """(class, about, protected) of one sentence by surface rules."""
+    first = bool(_FIRST.search(sentence))
+    if _PAST.search(sentence):
+        return "past", "past", False
+    if _OTHER_START.match(sentence) and not _SUBJ_FIRST.search(sentence):
+        return "other", "other", False
+    if _REQUEST.match(sentence) or (sentence.rstrip().endswith("?") and not _SUBJ_FIRST.search(sentence)):
+        # A request still tells something (e.g. "my landlord"), but only for the next few turns.
+        return "request", "user", False
+    if first and _EVENT.search(sentence):
+        return "event", "user", True
+    return "statement", "user", False
+
+
+class RuleAgents:
+    """Deterministic offline sub-agents."""
+
+    name = "rule"
+
+    def extract(self, text: str, max_props: int, split_min_words: int) -> list[Proposition]:
+        """Store the observation whole when short, else its sentences; each sentence classified by rules."""
+        text = " ".join(text.split())
+        if not text:
+            return []
+        if len(text.split()) <= split_min_words:
+            parts = [text]
+        else:
+            # Very short fragments ("Thanks!", "Ok.") carry nothing to remember on their own.
+            parts = [s for s in split_sentences(text) if len(s.split()) >= 3] or [text]
+        props = []
+        for part in parts[:max_props]:
+            cls, about, protected = classify(part)
+            conf = 0.5 if _STRONG.search(part) else 0.46
+            props.append(Proposition(part, cls, about, conf, protected))
+        return props
+
+    def targets(
+        self, regime: Regime, prop: Proposition, cands: list[Candidate], support: float, contra: float
+    ) -> list[Target]:
+        """MAINTAIN: supported, uncontradicted beliefs about the same subject; CORRECT: contradicted ones.
+
+        Someone else's behaviour or the user's distant past never reinforces or corrects what is believed
+        about the user now; requests never correct anything.
+        """
+        if regime == "MAINTAIN" or regime == "PROFILE":
+            return [
+                Target(c.id, 1.0)
+                for c in cands
+                if c.about == prop.about and c.similarity >= support and c.contradiction < contra
+            ]
+        if prop.about != "user" or prop.cls == "request":
+            return []
+        return [Target(c.id, c.contradiction) for c in cands if c.about == "user" and c.contradiction >= contra]

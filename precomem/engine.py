@@ -1,0 +1,344 @@
+"""The PreCoMem engine: retrieve, gate by reliability-adjusted surprisal, update, and run the lifecycle."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from precomem import operators as ops
+from precomem import topics
+from precomem.agents import Candidate, Proposition, RuleAgents, SubAgents
+from precomem.beliefs import BeliefStore
+from precomem.config import PreCoMemConfig
+from precomem.encoders import Encoder, calibrated, make_encoder, tokenize
+from precomem.episodic import EpisodicCache
+from precomem.nli import Verifier, gated_contradiction, make_verifier
+from precomem.records import RecallItem, Regime, Update
+from precomem.retrieval import hybrid_scores, top_k
+from precomem.surprisal import gate, raw_surprisal, reliability, score_weights
+
+
+class PreCoMem:
+    """Confidence-weighted belief memory with MAINTAIN / PROFILE / CORRECT updates.
+
+    Example:
+        >>> mem = PreCoMem(PreCoMemConfig(encoder="hashing"))
+        >>> mem.observe("I throw loud parties every weekend", turn=1).regime
+        <Regime.PROFILE: 'PROFILE'>
+    """
+
+    def __init__(
+        self,
+        config: PreCoMemConfig | None = None,
+        agents: SubAgents | None = None,
+        encoder: Encoder | None = None,
+    ) -> None:
+        """Build an empty engine; models load lazily on the first observe or recall."""
+        self.config = config or PreCoMemConfig()
+        self.agents: SubAgents = agents or RuleAgents()
+        self.encoder: Encoder = encoder or make_encoder(self.config)
+        self.store = BeliefStore(self.encoder.dim, self.config.bm25_k1, self.config.bm25_b)
+        self.episodes = EpisodicCache()
+        self.turn = 0
+        self.rng = np.random.default_rng(self.config.seed)
+        self.counts: dict[str, int] = {"MAINTAIN": 0, "PROFILE": 0, "CORRECT": 0}
+        self._recalls = 0
+        self._deprecated_slots = 0.0
+        self._verifier: Verifier | None = None
+        self._conf_cache: tuple[int, int, np.ndarray] | None = None  # (turn, rows, confidences) for recall
+
+    @property
+    def verifier(self) -> Verifier:
+        """The contradiction verifier (resolved on first use)."""
+        if self._verifier is None:
+            self._verifier = make_verifier(self.config, self.encoder)
+        return self._verifier
+
+    # ------------------------------------------------------------------ write path
+    def observe(self, text: str, turn: int | None = None, timestamp: str | None = None) -> Update:
+        """Take one user observation into memory and return what happened.
+
+        Args:
+            text: The user's utterance (or any observation text).
+            turn: Its turn number; defaults to one after the last observed turn.
+            timestamp: Optional ISO 8601 time, kept in the episodic cache.
+        """
+        cfg, store = self.config, self.store
+        self._conf_cache = None
+        t = self.turn + 1 if turn is None else int(turn)
+        self.turn = max(self.turn, t)
+        self.episodes.add(t, text, timestamp)
+        pruned = ops.prune(store, t, cfg)
+        props = self.agents.extract(text, cfg.max_propositions, cfg.split_min_words)
+        if not props:
+            return Update(t, Regime.MAINTAIN, 0.0, 1.0, pruned=pruned)
+        emb = self.encoder.encode([p.text for p in props])
+        q = emb.mean(axis=0)
+        q /= max(float(np.linalg.norm(q)), 1e-9)
+        conf = store.effective(t, cfg.gamma)
+        scores = hybrid_scores(store, q, tokenize(text), self._topic_p(q), conf, cfg)
+        rows = top_k(scores, cfg.top_k)
+
+        weights = score_weights(scores[rows], cfg.reliability_temperature)
+        rho = 1.0 if cfg.no_reliability else reliability(weights, cfg.top_k)
+        deviation = 1.0
+        if len(rows):
+            evidence = weights @ store.emb[rows]
+            evidence /= max(float(np.linalg.norm(evidence)), 1e-9)
+            deviation = 1.0 - float(calibrated(float(q @ evidence), self.encoder))
+        cands = self._candidates(props, emb, rows, conf)
+        contra = max((c.contradiction for cs in cands for c in cs), default=0.0)
+        eff = rho * raw_surprisal(deviation, contra, cfg)
+        regime = gate(eff, cfg, self.rng)
+        if not len(rows) and not cfg.random_routing:
+            regime = "MAINTAIN" if cfg.no_profile else "PROFILE"  # empty store: first cues are provisional
+        upd = Update(
+            t,
+            Regime(regime),
+            float(eff),
+            float(rho),
+            float(deviation),
+            float(contra),
+            [p.text for p in props],
+            pruned=pruned,
+        )
+        topic_ids = topics.assign(emb, self.encoder)
+        for j, prop in enumerate(props):
+            self._apply(regime, prop, emb[j], int(topic_ids[j]), cands[j], t, upd)
+        upd.pruned += ops.prune(store, t, cfg)
+        self.counts[regime] += 1
+        return upd
+
+    def _topic_p(self, q: np.ndarray) -> np.ndarray:
+        return topics.distribution(q, self.encoder, self.config.topic_temperature)
+
+    def _candidates(
+        self, props: list[Proposition], emb: np.ndarray, rows: np.ndarray, conf: np.ndarray
+    ) -> list[list[Candidate]]:
+        """Score every (proposition, retrieved belief) pair for similarity and contradiction in one batch."""
+        if not len(rows):
+            return [[] for _ in props]
+        store = self.store
+        cos = emb @ store.emb[rows].T
+        sim = calibrated(cos, self.encoder)
+        pi, bi = np.divmod(np.arange(len(props) * len(rows)), len(rows))
+        prem = [store.meta[rows[b]].text for b in bi]
+        hyp = [props[p].text for p in pi]
+        con = gated_contradiction(self.verifier, prem, hyp, store.emb[rows[bi]], emb[pi], self.encoder)
+        con = con.reshape(len(props), len(rows))
+        out = []
+        for p in range(len(props)):
+            out.append(
+                [
+                    Candidate(
+                        store.meta[r].id,
+                        store.meta[r].text,
+                        "fact" if store.fact[r] else "hypothesis",
+                        store.meta[r].about,
+                        float(conf[r]),
+                        float(sim[p, i]),
+                        float(con[p, i]),
+                    )
+                    for i, r in enumerate(rows.tolist())
+                ]
+            )
+        return out
+
+    def _apply(
+        self,
+        regime: str,
+        prop: Proposition,
+        emb: np.ndarray,
+        topic: int,
+        cands: list[Candidate],
+        t: int,
+        upd: Update,
+    ) -> None:
+        """Run one regime's operator for one proposition (targets and strengths come from the sub-agents)."""
+        cfg, store = self.config, self.store
+        support = self.agents.targets("MAINTAIN", prop, cands, cfg.support_similarity, cfg.contradiction_min)
+        by_id = {c.id: c for c in cands}
+        if regime == "CORRECT":
+            fixes = self.agents.targets("CORRECT", prop, cands, cfg.support_similarity, cfg.contradiction_min)
+            if fixes:
+                for tg in fixes:
+                    row = store.row_of[tg.id]
+                    ops.soft_decay(store, row, float(np.clip(tg.strength, 0.0, 1.0)), t, cfg.gamma)
+                    store.meta[row].history.append({"turn": t, "event": "decayed", "severity": round(tg.strength, 4)})
+                    upd.decayed.append(tg.id)
+                dup = [s.id for s in support if by_id[s.id].similarity >= cfg.duplicate_similarity]
+                if dup:  # the new state was already a hypothesis: commit it instead of writing a copy
+                    self._commit(dup[0], prop, t, upd)
+                else:
+                    self._write(prop, emb, topic, t, "CORRECT", upd, as_fact=True)
+                return
+            regime = "MAINTAIN" if cfg.no_profile else "PROFILE"  # nothing of the user's to correct
+        if regime == "PROFILE" and not any(by_id[s.id].similarity >= cfg.duplicate_similarity for s in support):
+            # A new hypothesis; beliefs it partly supports still get a half step.
+            self._write(prop, emb, topic, t, "PROFILE", upd, as_fact=False)
+            self._reinforce([(s.id, 0.5 * s.strength) for s in support], t, upd)
+            return
+        if not support:
+            # Novel to the store: written whatever the gate said (a new topic must be able to enter).
+            self._write(prop, emb, topic, t, regime, upd, as_fact=cfg.no_profile and prop.about == "user")
+            return
+        if self._reinforce([(s.id, s.strength) for s in support], t, upd) and not cfg.no_correct:
+            # A hypothesis just became a fact: what it contradicts is corrected now, even if no single cue
+            # was surprising enough (gradual drift reaches CORRECT through accumulated support).
+            fixes = self.agents.targets("CORRECT", prop, cands, cfg.support_similarity, cfg.contradiction_min)
+            for tg in fixes:
+                row = store.row_of[tg.id]
+                if store.fact[row] and tg.id not in upd.promoted:
+                    ops.soft_decay(store, row, float(np.clip(tg.strength, 0.0, 1.0)), t, cfg.gamma)
+                    store.meta[row].history.append(
+                        {"turn": t, "event": "decayed", "severity": round(tg.strength, 4), "by": "promotion"}
+                    )
+                    upd.decayed.append(tg.id)
+
+    def _commit(self, bid: str, prop: Proposition, t: int, upd: Update) -> None:
+        """Make an existing belief the corrected fact: at least the fact band's confidence, clock reset."""
+        store, row = self.store, self.store.row_of[bid]
+        conf = max(float(store.conf[row]), ops.band_confidence("fact", prop.confidence, self.config))
+        store.conf[row], store.last[row] = conf, t
+        store.fact[row], store.deprecated[row] = True, False
+        meta = store.meta[row]
+        if meta.source_turns[-1] != t:
+            meta.source_turns.append(t)
+        meta.history.append({"turn": t, "event": "committed", "regime": "CORRECT", "confidence": round(conf, 4)})
+        upd.reinforced.append(bid)
+        upd.promoted.append(bid)
+
+    def _write(
+        self,
+        prop: Proposition,
+        emb: np.ndarray,
+        topic: int,
+        t: int,
+        regime: str,
+        upd: Update,
+        *,
+        as_fact: bool,
+    ) -> None:
+        bid = ops.write(
+            self.store,
+            prop,
+            emb,
+            tokenize(prop.text),
+            topic,
+            t,
+            as_fact=as_fact,
+            regime=regime,
+            cfg=self.config,
+        )
+        upd.created.append(bid)
+
+    def _reinforce(self, targets: list[tuple[str, float]], t: int, upd: Update) -> bool:
+        """Reinforce targets; True when one was promoted to a fact."""
+        cfg, store = self.config, self.store
+        if cfg.no_maintain:
+            return False
+        promoted = False
+        for bid, strength in targets:
+            row = store.row_of[bid]
+            w = ops.reinforce(store, row, strength, t, cfg.eta)
+            meta = store.meta[row]
+            if not meta.source_turns or meta.source_turns[-1] != t:
+                meta.source_turns.append(t)
+            meta.history.append({"turn": t, "event": "supported", "confidence": round(w, 4)})
+            upd.reinforced.append(bid)
+            if ops.promote(store, row, cfg):
+                meta.history.append({"turn": t, "event": "promoted", "confidence": round(w, 4)})
+                upd.promoted.append(bid)
+                promoted = True
+        return promoted
+
+    # ------------------------------------------------------------------ read path
+    def recall(self, query: str, k: int | None = None) -> list[RecallItem]:
+        """Top-k beliefs for a query, best first (no side effects on the beliefs)."""
+        q = self.encoder.encode([query])[0]
+        return self.search(q, tokenize(query), k)
+
+    def search(self, q_emb: np.ndarray, q_tokens: list[str], k: int | None = None) -> list[RecallItem]:
+        """Rank by an already-encoded query (what recall() does after encoding; used by benchmarks)."""
+        k = self.config.top_k if k is None else k
+        store = self.store
+        cache = self._conf_cache
+        if cache is None or cache[0] != self.turn or cache[1] != store.n:
+            # Recall never changes beliefs, so between observations the confidences can be reused.
+            cache = self._conf_cache = (self.turn, store.n, store.effective(self.turn, self.config.gamma))
+        conf = cache[2]
+        scores = hybrid_scores(store, q_emb, q_tokens, self._topic_p(q_emb), conf, self.config)
+        rows = top_k(scores, k)
+        items = [
+            RecallItem(
+                store.meta[r].id,
+                store.meta[r].text,
+                "fact" if store.fact[r] else "hypothesis",
+                float(conf[r]),
+                float(scores[r]),
+                list(store.meta[r].source_turns),
+                topics.TOPICS[store.topic[r]],
+                bool(store.deprecated[r]),
+            )
+            for r in rows.tolist()
+        ]
+        if k > 0:
+            self._recalls += 1
+            self._deprecated_slots += sum(it.deprecated for it in items) / k
+        return items
+
+    # ------------------------------------------------------------------ inspection
+    def encoders(self) -> dict[str, str]:
+        """Which embedding, NLI verifier and sub-agents run."""
+        nli = self.verifier.name
+        return {
+            "embedding": self.encoder.name,
+            "nli": nli if nli == "rule" else f"{nli}+rule",
+            "agents": self.agents.name,
+        }
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        """Live beliefs as plain dicts (JSON-serialisable), oldest first."""
+        from precomem.state import snapshot
+
+        return snapshot(self)
+
+    def stats(self) -> dict[str, Any]:
+        """Memory metrics as plain JSON types."""
+        store, cfg = self.store, self.config
+        live = store.live_rows()
+        conf = store.effective(self.turn, cfg.gamma)[live]
+        facts = store.fact[live]
+        return {
+            "turn": self.turn,
+            "raw_items": int(len(live)),
+            "effective_memory": round(float(conf.sum()), 4),
+            "n_active": int((conf >= cfg.active_threshold).sum()),
+            "active_threshold": cfg.active_threshold,
+            "facts": int(facts.sum()),
+            "hypotheses": int((~facts).sum()),
+            "deprecated": int(store.deprecated[live].sum()),
+            "deprecated_share_topk": round(self._deprecated_slots / self._recalls, 4) if self._recalls else 0.0,
+            "episodes": len(self.episodes),
+            "regimes": dict(self.counts),
+            "encoders": self.encoders(),
+        }
+
+    def state(self) -> dict[str, Any]:
+        """Everything needed to continue identically, as plain JSON types."""
+        from precomem.state import dump_state
+
+        return dump_state(self)
+
+    @classmethod
+    def from_snapshot(
+        cls,
+        state: dict[str, Any] | list[dict[str, Any]],
+        config: PreCoMemConfig | None = None,
+        agents: SubAgents | None = None,
+    ) -> PreCoMem:
+        """Rebuild an engine from :meth:`state` (exact) or from a :meth:`snapshot` list (re-encodes texts)."""
+        from precomem.state import load
+
+        return load(cls, state, config, agents)

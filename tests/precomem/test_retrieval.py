@@ -1,0 +1,95 @@
+"""Hybrid retrieval: BM25, topic prototype and dense terms, confidence modulation, top-K."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+from precomem_texts import UNRELATED
+
+from precomem import PreCoMem, PreCoMemConfig
+from precomem.encoders import tokenize
+from precomem.lexical import BM25Index
+
+
+def _scores(mem: PreCoMem, query: str) -> dict[str, float]:
+    return {it.text: it.score for it in mem.recall(query, k=50)}
+
+
+def test_each_signal_contributes(make_mem: Callable[..., PreCoMem]) -> None:
+    texts = [*UNRELATED, "I am reading a mystery novel for my book club"]
+    full = make_mem(gamma=0.0)
+    for i, t in enumerate(texts, start=1):
+        full.observe(t, turn=i)
+    query = "which mystery novel is the book club reading"
+    base = _scores(full, query)
+    assert max(base, key=base.get) == texts[-1]
+    for weight in ("w_dense", "w_lexical", "w_topic"):
+        mem = make_mem(gamma=0.0, **{weight: 0.0})
+        for i, t in enumerate(texts, start=1):
+            mem.observe(t, turn=i)
+        assert _scores(mem, query)[texts[-1]] < base[texts[-1]], weight
+
+
+def test_confidence_modulates_and_no_confidence_ignores_it(make_mem: Callable[..., PreCoMem]) -> None:
+    mem = make_mem()
+    mem.observe("I collect vintage fountain pens", turn=1)
+    s1 = mem.recall("vintage fountain pens")[0].score
+    for i, t in enumerate(UNRELATED[:5], start=2):
+        mem.observe(t, turn=i)  # the pen hypothesis decays meanwhile
+    s2 = next(it.score for it in mem.recall("vintage fountain pens") if "pens" in it.text)
+    assert s2 < s1
+    flat = make_mem(no_confidence=True, w_lexical=0.0)  # BM25 statistics move as the store grows
+    flat.observe("I collect vintage fountain pens", turn=1)
+    f1 = flat.recall("vintage fountain pens")[0].score
+    for i, t in enumerate(UNRELATED[:5], start=2):
+        flat.observe(t, turn=i)
+    f2 = next(it.score for it in flat.recall("vintage fountain pens") if "pens" in it.text)
+    assert f2 == pytest.approx(f1)
+
+
+def test_top_k_default_and_items(make_mem: Callable[..., PreCoMem]) -> None:
+    mem = make_mem(gamma=0.0)
+    for i, t in enumerate(UNRELATED + ["I bake bread on Sundays", "I run before work"], start=1):
+        mem.observe(t, turn=i)
+    items = mem.recall("bread")
+    assert len(items) == PreCoMemConfig().top_k == 10
+    assert [it.score for it in items] == sorted((it.score for it in items), reverse=True)
+    it = items[0]
+    assert it.kind in ("fact", "hypothesis") and 0 <= it.confidence <= 1 and it.source_turns
+    assert it["text"] == it.text  # readable as a mapping too
+    assert len(mem.recall("bread", k=3)) == 3
+
+
+def test_bm25_incremental_matches_bulk_and_survives_removal() -> None:
+    rng = np.random.default_rng(0)
+    vocab = [f"w{i}" for i in range(40)]
+    docs = [list(rng.choice(vocab, size=int(rng.integers(3, 12)))) for _ in range(200)]
+    idx = BM25Index()
+    for i, d in enumerate(docs):
+        idx.add(i, d)
+    q = ["w1", "w7", "w7", "w30"]
+    got = idx.scores(q, len(docs))
+    n = len(docs)
+    avg = sum(map(len, docs)) / n
+    want = np.zeros(n)
+    for term in set(q):
+        df = sum(term in d for d in docs)
+        idf = np.log1p((n - df + 0.5) / (df + 0.5))
+        for i, d in enumerate(docs):
+            tf = d.count(term)
+            if tf:
+                want[i] += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * len(d) / avg))
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    idx.remove(3)
+    assert idx.scores(q, n).shape == (n,)
+
+
+def test_compaction_keeps_ranking(make_mem: Callable[..., PreCoMem]) -> None:
+    mem = make_mem()
+    for i in range(150):
+        mem.observe(f"note {i}: {UNRELATED[i % len(UNRELATED)]} {tokenize(UNRELATED[(i * 3) % 10])[0]}", turn=i + 1)
+    mem.observe("I collect vintage fountain pens", turn=151)
+    assert mem.store.n < 150  # pruned hypotheses were compacted away
+    assert mem.recall("fountain pens")[0].text == "I collect vintage fountain pens"
