@@ -114,6 +114,9 @@ class Catalog(BaseModel):
     cities: list[str]
     occupations: list[str]
     relations: list[str]
+    conflicts: dict[str, list[tuple[str, str]]] = {}
+    """Option text -> (trait_id, state_id) of other traits' states that also support it
+    (``data/conflicts.json``, built by ``scripts/build_conflicts.py``)."""
 
     def trait(self, trait_id: str) -> TraitEntry:
         """Return the trait with this id."""
@@ -169,8 +172,9 @@ def _load_catalog(root: str) -> Catalog:
     topics = [TopicEntry.model_validate(_load_json(p)) for p in sorted((base / "topics").glob("*.json"))]
     templates = _load_json(base / "templates.json")
     names = _load_json(base / "names.json")
-    assert isinstance(templates, dict) and isinstance(names, dict)
-    return Catalog(topics=topics, **templates, **names)
+    conflicts = _load_json(base / "conflicts.json") if (base / "conflicts.json").is_file() else {}
+    assert isinstance(templates, dict) and isinstance(names, dict) and isinstance(conflicts, dict)
+    return Catalog(topics=topics, conflicts=conflicts, **templates, **names)
 
 
 def check_topic(tp: TopicEntry) -> list[str]:

@@ -7,8 +7,10 @@ offers its own ``answer(question, options)``. The answerer never looks at an opt
   overlap(o, c))``, where clauses are split at ``; . ! ?`` and overlap is the cosine of the content-word sets
   (crude stems; MiniLM alone confuses antonyms such as "past midnight" and "early mornings");
 * each item gets a weight ``w_i = s_i * r_i * q_i`` from its score (``s_i = max(score, 0) / max score``), its
-  rank (``r_i = 1 / sqrt(1 + rank)``) and its relevance ``q_i = softmax_i(cos(c, i) / tau)`` to the question's
-  context ``c = normalise(q + mean of the options)`` (the options name the topic the question is about);
+  rank (``r_i = 1 / sqrt(1 + rank)``) and its relevance ``q_i = softmax_i(max_o v(o, i) / tau)``, where
+  ``v(o, i) = m(o, i) - mean_o' m(o', i)``: an item matters in as far as it singles out one of the options
+  (whole-item similarity to a generic question such as "What does Yara's time off look like?" picked items
+  about sleep over the item about holidays);
 * an option's support is ``sum_i w_i * (m(o, i) - mean_o' m(o', i))``: each item's matches are centred over
   the options, so an item that fits every option equally moves nothing;
 * questions about an earlier time (``before``, ``earlier``, ``prior to``, ...) are answered from the older
@@ -35,7 +37,7 @@ PAST = re.compile(r"\b(before|earlier|prior to|previously|used to|originally|at 
                   r"back then|at the start)\b", re.IGNORECASE)
 """Words that make a question ask about an earlier time rather than the present."""
 
-VERSION = "1"
+VERSION = "2"
 _WORD = re.compile(r"[a-z0-9]+")
 _CLAUSE = re.compile(r"(?<=[;.!?])\s+")
 
@@ -76,12 +78,10 @@ class OfflineAnswerer:
         if not items:
             support = opts @ q
             return Choice(_argmax(support), [round(float(x), 5) for x in support], "no_context")
-        item_emb = self.embedder.encode([it.text for it in items])
-        ctx = q + opts.mean(axis=0)
-        ctx /= max(float(np.linalg.norm(ctx)), 1e-9)
-        weights = self._weights(items, _softmax((item_emb @ ctx) / self.tau, axis=0))
         match = self._match(options, opts, [it.text for it in items])
         votes = match - match.mean(axis=0, keepdims=True)  # options x items, centred per item
+        # an item is relevant in as far as it singles out one of these options
+        weights = self._weights(items, _softmax(votes.max(axis=0) / self.tau, axis=0))
         if PAST.search(question):
             return self._past(items, weights, votes)
         support = votes @ weights

