@@ -63,9 +63,16 @@ class SubAgents(Protocol):
         ...
 
     def targets(
-        self, regime: Regime, prop: Proposition, cands: list[Candidate], support: float, contra: float
+        self,
+        regime: Regime,
+        prop: Proposition,
+        cands: list[Candidate],
+        support: float,
+        contra: float,
+        related: float | None = None,
     ) -> list[Target]:
-        """Beliefs the regime's operator acts on for this proposition, with strengths."""
+        """Beliefs the regime's operator acts on for this proposition, with strengths (``related``: the
+        similarity at which a belief is on the proposition's topic, for graded support)."""
         ...
 
 
@@ -80,8 +87,34 @@ _REQUEST = re.compile(
     re.IGNORECASE,
 )
 _PAST = re.compile(
-    r"\b(used to|back in|years ago|when i was|as a kid|as a child|growing up|in college|in high school|"
-    r"in my (twenties|teens|thirties|youth)|long ago|back then|once upon|in the old days)\b",
+    r"\b(used to|back in|back when|(years|decades|ages|a lifetime|a long time|a decade|a while) (ago|back)|"
+    r"long ago|old diary|previous job|when i was|"
+    r"as a (kid|child|teen|teenager|student|young \w+)|growing up|in (college|high school|university)|"
+    r"at (college|university)|(college|university|school|student) days|"
+    r"in my (early |late |mid-?)?(twenties|teens|thirties|forties|youth|student years)|looking back|"
+    r"back then|once upon|in the old days|gap year|another life|a different (period|time|chapter) of my life)\b",
+    re.IGNORECASE,
+)
+_REL = (
+    r"(friend|friends|sister|brother|mom|mother|dad|father|parents|wife|husband|partner|boyfriend|"
+    r"girlfriend|son|daughter|kids|boss|manager|coworker|co-worker|colleague|teammate|roommate|flatmate|"
+    r"housemate|neighbou?r|cousin|aunt|uncle|grandma|grandpa|grandmother|grandfather|classmate|nephew|niece)"
+)
+_OTHER_ANY = re.compile(
+    # "my colleague Leon got through three audiobooks", "my old school friend Julia bought a kayak": a third
+    # party (optionally named) as the subject of a verb, anywhere in the sentence.
+    rf"\b(?i:my|our|a|his|her|their)(?: \w+){{0,2}} (?i:{_REL})s?(?:'s)?(?: [A-Z][a-z]+)?,? "
+    r"(?i:\w+ed|got|ran|went|did|made|took|read|rode|ate|had|was|is|has|told|said|kept|spent|left|lost|won|"
+    r"caught|drove|flew|swam|wrote|built|sold|paid|slept|woke|bought|just|always|never|still|keeps|says|"
+    r"thinks|loves|hates|likes|lives|works|goes|plays|reads|runs|eats|who)\b"
+)
+_THIRD_PARTY = re.compile(rf"\b(my|our)(?: \w+){{0,2}} {_REL}s?\b|\bsomeone like\b", re.IGNORECASE)
+_THIRD_SUBJ = re.compile(r"\b(they|he|she)\b", re.IGNORECASE)
+_REPORTED = re.compile(
+    # Reported news and hearsay describe the world, not the user.
+    r"\b(i read that|i heard that|i saw that|apparently|the news|news (said|about|that)|someone (on|at|said)|"
+    r"a (documentary|study|report|survey) (said|says|claimed|claims|found|about)|according to|there was news|"
+    r"did you (see|hear) that|there'?s a documentary)\b",
     re.IGNORECASE,
 )
 _OTHER_START = re.compile(
@@ -115,6 +148,13 @@ def classify(sentence: str) -> tuple[str, str, bool]:
         return "past", "past", False
     if _OTHER_START.match(sentence) and not _SUBJ_FIRST.search(sentence):
         return "other", "other", False
+    if _OTHER_ANY.search(sentence) or _REPORTED.search(sentence):
+        return "other", "other", False
+    if _THIRD_PARTY.search(sentence) and _THIRD_SUBJ.search(sentence) and not re.search(r"\band i\b", sentence, re.I):
+        # "I'm writing a profile of my friend Julia. They rode ..." - someone else's habit, framed by the user.
+        return "other", "other", False
+    if re.match(r"\s*(they|he|she)\b", sentence, re.IGNORECASE):
+        return "other", "other", False
     if _REQUEST.match(sentence) or (sentence.rstrip().endswith("?") and not _SUBJ_FIRST.search(sentence)):
         # A request still tells something (e.g. "my landlord"), but only for the next few turns.
         return "request", "user", False
@@ -146,19 +186,33 @@ class RuleAgents:
         return props
 
     def targets(
-        self, regime: Regime, prop: Proposition, cands: list[Candidate], support: float, contra: float
+        self,
+        regime: Regime,
+        prop: Proposition,
+        cands: list[Candidate],
+        support: float,
+        contra: float,
+        related: float | None = None,
     ) -> list[Target]:
         """MAINTAIN: supported, uncontradicted beliefs about the same subject; CORRECT: contradicted ones.
 
-        Someone else's behaviour or the user's distant past never reinforces or corrects what is believed
-        about the user now; requests never correct anything.
+        Support is graded: a paraphrase (similarity >= ``support``) supports in full; a belief on the same
+        topic (similarity >= ``related``) that the observation does not contradict gets a partial support
+        rising linearly from 0 at ``related`` to 1 at ``support``. This emulates the abstraction an LLM
+        sub-agent does ("Can I nap in the car before the airport run?" is evidence for "Recommend earplugs
+        for daytime naps" although no paraphrase). Someone else's behaviour or the user's distant past never
+        reinforces or corrects what is believed about the user now; requests never correct anything.
         """
         if regime == "MAINTAIN" or regime == "PROFILE":
-            return [
-                Target(c.id, 1.0)
-                for c in cands
-                if c.about == prop.about and c.similarity >= support and c.contradiction < contra
-            ]
+            lo = support if related is None else min(related, support)
+            out = []
+            for c in cands:
+                if c.about != prop.about or c.similarity < lo or c.contradiction >= contra:
+                    continue
+                s = 1.0 if c.similarity >= support else (c.similarity - lo) / max(support - lo, 1e-9)
+                if s > 0.0:
+                    out.append(Target(c.id, float(s)))
+            return out
         if prop.about != "user" or prop.cls == "request":
             return []
         return [Target(c.id, c.contradiction) for c in cands if c.about == "user" and c.contradiction >= contra]

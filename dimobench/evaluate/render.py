@@ -47,6 +47,20 @@ def markdown(report: dict[str, Any]) -> str:
         for name, f in systems.items():
             vals = f.get(key) or {}
             lines.append(f"| {name} | " + " | ".join(_f(vals.get(c)) for c in cols) + " |")
+    ev = {name: f.get("evidence_recall") or {} for name, f in systems.items()}
+    if any(e.get("value") is not None for e in ev.values()):
+        cols = list(dict.fromkeys(c for e in ev.values() for c in (e.get("by_type") or {})))
+        lines += ["", f"## Evidence recall@{cfg['k']} (share of a question's evidence turns among the recalled "
+                  "items' source turns)", "", "| system | all | " + " | ".join(cols) + " |",
+                  "|---" * (len(cols) + 2) + "|"]
+        for name, e in ev.items():
+            by = e.get("by_type") or {}
+            lines.append(f"| {name} | {_f(e.get('value'))} | " + " | ".join(_f(by.get(c)) for c in cols) + " |")
+    if all(f.get("overall") is None for f in systems.values()):
+        lines += ["", "These questions have free-text answers and no options, so the offline answerer does not "
+                  "score them; token-F1 of recalled text against the gold (LoCoMo's own metric) would measure "
+                  "wording, not memory. Evidence recall is the offline figure; answer accuracy needs an LLM "
+                  "answerer and judge."]
     lines += ["", "## Latency (ms per call)", "", "| system | observe P50 | observe P95 | recall P50 | recall P95 |",
               "|---|---|---|---|---|"]
     for name, f in systems.items():

@@ -64,7 +64,22 @@ def figures(run: SystemRun, suite: Suite, window: int) -> dict[str, Any]:
                        "recall_p95": _r(sc.percentile(run.recall_ms, 95), 3)},
         "windows": [{**w, "accuracy": _r(w["accuracy"])} for w in sc.window_accuracy(rows, window, total)],
         "memory": memory_curve(run.memory),
+        "evidence_recall": _evidence_recall(run),
     }
+
+
+def _evidence_recall(run: SystemRun) -> dict[str, Any]:
+    """Turn-level evidence recall@k (see :func:`dimobench.evaluate_evidence.evidence_recall`), by source type
+    on imported suites and by qa_type on generated ones."""
+    from dimobench.evaluate_evidence import evidence_recall
+
+    out = evidence_recall(({"evidence_turns": r.get("evidence_turns", []),
+                            "source_type": r.get("source_type") or r.get("qa_type"),
+                            "recalled_source_turns": [it["source_turns"] for it in r["recalled"]]}
+                           for r in run.answers), run.k)
+    out["value"] = _r(out["value"])
+    out["by_type"] = {t: _r(v) for t, v in out["by_type"].items()}
+    return out
 
 
 def _add_normalized(systems: dict[str, dict[str, Any]]) -> None:

@@ -34,6 +34,8 @@ class SystemRun:
     recall_ms: list[float] = field(default_factory=list)
     memory: list[dict[str, Any]] = field(default_factory=list)
     """stats() samples: {persona_id, turn, **stats} every ``stats_every`` turns and at each persona's end."""
+    k: int = 10
+    """Items asked of recall per question."""
 
 
 def safe_name(system: str) -> str:
@@ -60,7 +62,7 @@ def _plain_stats(raw: Any) -> dict[str, Any]:
 def run_system(system_name: str, system: Any, suite: Suite, suite_key: str, answerer: OfflineAnswerer, k: int,
                stats_every: int = 10, progress: ProgressFn | None = None) -> SystemRun:
     """Evaluate one system on one suite (every persona, in suite order)."""
-    run = SystemRun(system_name, suite_key)
+    run = SystemRun(system_name, suite_key, k=k)
     if hasattr(system, "bind_suite") and getattr(system, "needs_latent_plan", False):
         system.bind_suite(suite)  # only the built-in oracle reads the latent plan
     has_answer = callable(getattr(system, "answer", None))
@@ -120,6 +122,7 @@ def _ask(system_name: str, system: Any, q: Any, answerer: OfflineAnswerer, k: in
         "drift_id": q.drift_id, "question": q.question, "options": list(q.options), "chosen": chosen,
         "answer_index": q.answer_index, "correct": correct, "stale_index": q.stale_index,
         "confounder_index": q.confounder_index, "mode": mode, "support": support,
+        "evidence_turns": list(q.evidence_turns), "source_type": q.source_type,
         "recalled": [{"text": it.text, "score": round(it.score, 6), "source_turns": it.source_turns}
                      for it in items],
     }

@@ -33,7 +33,7 @@ def test_each_signal_contributes(make_mem: Callable[..., PreCoMem]) -> None:
 
 
 def test_confidence_modulates_and_no_confidence_ignores_it(make_mem: Callable[..., PreCoMem]) -> None:
-    mem = make_mem()
+    mem = make_mem(background_rate=1.0)  # every turn decays the hypothesis in full
     mem.observe("I collect vintage fountain pens", turn=1)
     s1 = mem.recall("vintage fountain pens")[0].score
     for i, t in enumerate(UNRELATED[:5], start=2):

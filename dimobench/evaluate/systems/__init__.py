@@ -11,7 +11,10 @@ from dimobench.evaluate.protocol import SystemFailure, check_methods, import_cla
 BASELINES = ("none", "full", "recency", "window", "bm25", "oracle")
 PRECOMEM_VARIANTS = ("no_profile", "no_correct", "no_maintain", "no_reliability", "no_confidence",
                      "random_routing", "a1")
-BUILTINS: tuple[str, ...] = ("precomem", *(f"precomem:{v}" for v in PRECOMEM_VARIANTS), *BASELINES)
+ADAPTER_SYSTEMS = ("mem0-raw", "langmem-store", "amem-raw")
+"""Outside libraries behind pip extras (imported only when chosen): see ``systems/adapters``."""
+BUILTINS: tuple[str, ...] = ("precomem", *(f"precomem:{v}" for v in PRECOMEM_VARIANTS), *BASELINES,
+                             *ADAPTER_SYSTEMS)
 """Every built-in system name."""
 
 __all__ = ["BUILTINS", "is_builtin", "make_system"]
@@ -23,6 +26,10 @@ def is_builtin(name: str) -> bool:
 
 
 def _builtin_factory(name: str, window_n: int) -> Callable[[], Any]:
+    if name in ADAPTER_SYSTEMS:
+        from dimobench.evaluate.systems.adapters import load_adapter
+
+        return load_adapter(name)
     if name == "precomem" or name.startswith("precomem:"):
         from dimobench.evaluate.systems.precomem_system import PreCoMemSystem
 
