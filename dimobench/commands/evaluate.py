@@ -21,8 +21,9 @@ def evaluate(
     out: Annotated[Path, typer.Option(help="Directory for answers, report.json, report.md and plots.",
                                       envvar="DIMOBENCH_EVAL_OUT")],
     system: Annotated[list[str], typer.Option(
-        help="Built-in (precomem, precomem:no_profile, ..., none, full, recency, window, bm25, oracle) or "
-             "module:Class; repeat for several.", envvar="DIMOBENCH_SYSTEM")] = ["precomem"],  # noqa: B006
+        help="Built-in (precomem, precomem:no_profile, ..., none, full, recency, window, bm25, oracle; with "
+             "extras mem0-raw, langmem-store, amem-raw) or module:Class; repeat for several.",
+        envvar="DIMOBENCH_SYSTEM")] = ["precomem"],  # noqa: B006
     k: Annotated[int, typer.Option(help="Items recalled per question (same for every system).",
                                    envvar="DIMOBENCH_K")] = 10,
     window_n: Annotated[int, typer.Option(help="Turns the window baseline keeps.")] = 20,
