@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dimobench.importers.common import Imported, as_text, fail, need, parse_date, read_json
+from dimobench.importers.common import Imported, as_text, fail, need, parse_date, read_json, unique_records
 from dimobench.schema import Persona, QAItem, Turn
 
 NAME = "amemgym"
@@ -44,12 +44,7 @@ def load(path: Path) -> Imported:
         raise fail(path, "expected a non-empty JSON list of AMemGym users", "record")
     imp = Imported(NAME, LICENCE, CITATION, [path], notes=list(NOTES))
     imp.extra["skipped_qa"] = []
-    seen: set[str] = set()
-    for i, user in enumerate(data):
-        uid = as_text(need(user, "id", (str, int), path, f"[{i}]"))
-        if uid in seen:
-            raise fail(path, f"duplicate user id {uid!r}", f"[{i}].id")
-        seen.add(uid)
+    for i, uid, user in unique_records(data, "id", path):
         _user(imp, user, uid, f"[{i}]", path)
     return imp
 
@@ -97,7 +92,7 @@ def _user(imp: Imported, user: dict[str, Any], uid: str, where: str, path: Path)
                  "state_variables": sorted(schema) if isinstance(schema, dict) else None,
                  "periods": len(periods), "sessions": len(sessions)}))
     qas = need(user, "qas", list, path, where)
-    for p, period in enumerate(periods):
+    for p, _period in enumerate(periods):
         for q, qa in enumerate(qas):
             _question(imp, uid, p, periods, q, qa, period_end[p], sessions, f"{where}.qas[{q}]", path)
 

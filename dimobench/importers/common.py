@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -78,6 +79,17 @@ def need(obj: Any, key: str, kind: type | tuple[type, ...], path: Path, where: s
         want = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
         raise fail(path, f"expected {want}, got {type(value).__name__}", name)
     return value
+
+
+def unique_records(data: list[Any], key: str, path: Path) -> Iterator[tuple[int, str, Any]]:
+    """Yield ``(index, id, record)`` for a list of source records whose ``key`` must be present and unique."""
+    seen: set[str] = set()
+    for i, rec in enumerate(data):
+        rid = as_text(need(rec, key, (str, int), path, f"[{i}]"))
+        if rid in seen:
+            raise fail(path, f"duplicate {key} {rid!r}", f"[{i}].{key}")
+        seen.add(rid)
+        yield i, rid, rec
 
 
 def as_text(value: Any) -> str:

@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from dimobench.importers.common import Imported, as_text, fail, need, parse_date, read_json
+from dimobench.importers.common import Imported, as_text, fail, need, parse_date, read_json, unique_records
 from dimobench.schema import Persona, QAItem, Turn
 
 NAME = "locomo"
@@ -58,12 +58,7 @@ def load(path: Path) -> Imported:
         raise fail(path, "expected a non-empty JSON list of LoCoMo samples", "record")
     imp = Imported(NAME, LICENCE, CITATION, [path], notes=list(NOTES))
     repaired: list[dict[str, str]] = []
-    seen: set[str] = set()
-    for i, sample in enumerate(data):
-        pid = as_text(need(sample, "sample_id", (str, int), path, f"[{i}]"))
-        if pid in seen:
-            raise fail(path, f"duplicate sample_id {pid!r}", f"[{i}].sample_id")
-        seen.add(pid)
+    for i, pid, sample in unique_records(data, "sample_id", path):
         ids = _sample(sample, i, pid, path, imp)
         _qa(sample, i, pid, ids, path, imp, repaired)
     imp.extra["repaired_evidence"] = repaired
