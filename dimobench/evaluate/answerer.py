@@ -3,14 +3,16 @@
 Every system is answered by the same answerer with the same k (parity, DESIGN.md section 8), unless a system
 offers its own ``answer(question, options)``. The answerer never looks at an option's position or length:
 
-* the match of option ``o`` and item ``i`` is ``m(o, i) = max over clauses c of i (cos(o, c) + lam *
+* the match of option ``o`` and item ``i`` is ``m(o, i) = mean over clauses c of i (cos(o, c) + lam *
   overlap(o, c))``, where clauses are split at ``; . ! ?`` and overlap is the cosine of the content-word sets
-  (crude stems; MiniLM alone confuses antonyms such as "past midnight" and "early mornings");
+  (crude stems; MiniLM alone confuses antonyms such as "past midnight" and "early mornings"). The mean, not the
+  max: one clause that shares a word with a wrong option ("ate breakfast at noon after a late night" against
+  "early breakfasts") must not outvote what the rest of the item says;
 * each item gets a weight ``w_i = s_i * r_i * q_i`` from its score (``s_i = max(score, 0) / max score``), its
-  rank (``r_i = 1 / sqrt(1 + rank)``) and its relevance ``q_i = softmax_i(max_o v(o, i) / tau)``, where
-  ``v(o, i) = m(o, i) - mean_o' m(o', i)``: an item matters in as far as it singles out one of the options
-  (whole-item similarity to a generic question such as "What does Yara's time off look like?" picked items
-  about sleep over the item about holidays);
+  rank (``r_i = 1 / sqrt(1 + rank)``) and its relevance ``q_i = softmax_i(max_o m(o, i) / tau)``: an item
+  matters in as far as it is about what the options are about (the four options come from one trait, so an item
+  on another trait matches all of them weakly). The question itself is deliberately generic ("What does Yara's
+  time off look like?") and says little about which items matter;
 * an option's support is ``sum_i w_i * (m(o, i) - mean_o' m(o', i))``: each item's matches are centred over
   the options, so an item that fits every option equally moves nothing;
 * questions about an earlier time (``before``, ``earlier``, ``prior to``, ...) are answered from the older
@@ -37,7 +39,7 @@ PAST = re.compile(r"\b(before|earlier|prior to|previously|used to|originally|at 
                   r"back then|at the start)\b", re.IGNORECASE)
 """Words that make a question ask about an earlier time rather than the present."""
 
-VERSION = "2"
+VERSION = "3"
 _WORD = re.compile(r"[a-z0-9]+")
 _CLAUSE = re.compile(r"(?<=[;.!?])\s+")
 
@@ -80,22 +82,22 @@ class OfflineAnswerer:
             return Choice(_argmax(support), [round(float(x), 5) for x in support], "no_context")
         match = self._match(options, opts, [it.text for it in items])
         votes = match - match.mean(axis=0, keepdims=True)  # options x items, centred per item
-        # an item is relevant in as far as it singles out one of these options
-        weights = self._weights(items, _softmax(votes.max(axis=0) / self.tau, axis=0))
+        # an item is relevant in as far as it is about what the options are about
+        weights = self._weights(items, _softmax(match.max(axis=0) / self.tau, axis=0))
         if PAST.search(question):
             return self._past(items, weights, votes)
         support = votes @ weights
         return Choice(_argmax(support), [round(float(x), 5) for x in support], "context")
 
     def _match(self, options: list[str], opts: np.ndarray, texts: list[str]) -> np.ndarray:
-        """``m(o, i)``: the best match of the option with any clause of the item (options x items)."""
+        """``m(o, i)``: the mean match of the option with the clauses of the item (options x items)."""
         segs = [[c for c in _CLAUSE.split(t) if c.strip()] or [t] for t in texts]
         flat = [c for cs in segs for c in cs]
         m = opts @ self.embedder.encode(flat).T + self.lam * _overlap(options, flat)
         out = np.empty((len(options), len(texts)))
         start = 0
         for j, cs in enumerate(segs):
-            out[:, j] = m[:, start:start + len(cs)].max(axis=1)
+            out[:, j] = m[:, start:start + len(cs)].mean(axis=1)
             start += len(cs)
         return out
 

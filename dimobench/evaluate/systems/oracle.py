@@ -4,7 +4,7 @@ It tests the answerer and the options, not memory: an answerer that cannot pick 
 true state descriptions caps every system. For every trait of the persona it returns the current state's
 description joined with the catalog's behaviour phrases for that state (``habits``; never the option pools;
 one item per state so every trait fits in k; score 1, source turn = the turn just observed) and, for every
-past state of a trait that drifted, the same text with a lower score (0.3, source turn = the change point that
+past state of a trait that drifted, the same text with a much lower score (0.1, source turn = the change point that
 ended it), as a perfect memory that keeps history would.
 Items are ranked by score times relevance to the query. Traits the catalog does not know (imported or
 LLM-written suites) get their description alone.
@@ -22,7 +22,9 @@ from dimobench.plan import LatentPlan
 if TYPE_CHECKING:
     from dimobench.suite import Suite
 
-PAST_SCORE = 0.3
+PAST_SCORE = 0.1
+"""A superseded state ranks well below every current one, as in a memory that keeps history but knows what is
+current."""
 
 
 class OracleMemory:
