@@ -117,12 +117,35 @@ class MiniLMEncoder:
         before = torch.get_num_threads()
         torch.set_num_threads(self._threads)
         try:
+            return self._forward(model, texts)
+        finally:
+            torch.set_num_threads(before)
+
+    @staticmethod
+    def _forward(model: object, texts: list[str]) -> np.ndarray:
+        """Tokenise, run the transformer, mean-pool and normalise: what ``SentenceTransformer.encode`` does for
+        this model, without its per-call device and mode checks (~2 ms of a ~11 ms single-sentence encode).
+        Only for models whose pipeline is exactly Transformer, mean Pooling, Normalize; others go the long way.
+        """
+        import torch
+
+        mods = list(model)  # type: ignore[call-overload]
+        pooling = getattr(mods[1], "pooling_mode", None) if len(mods) == 3 else None
+        if pooling != "mean" or type(mods[2]).__name__ != "Normalize" or not hasattr(mods[0], "auto_model"):
             emb = model.encode(  # type: ignore[attr-defined]
                 texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
             )
-        finally:
-            torch.set_num_threads(before)
-        return np.ascontiguousarray(emb, dtype=np.float32)
+            return np.ascontiguousarray(emb, dtype=np.float32)
+        batch = model.tokenizer(  # type: ignore[attr-defined]
+            texts, padding=True, truncation=True, max_length=model.max_seq_length,  # type: ignore[attr-defined]
+            return_tensors="pt",
+        )
+        with torch.inference_mode():
+            hidden = mods[0].auto_model(**batch).last_hidden_state
+            mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            vec = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+            vec = torch.nn.functional.normalize(vec, dim=1)
+        return np.ascontiguousarray(vec.numpy(), dtype=np.float32)
 
 
 class HashingEncoder:
