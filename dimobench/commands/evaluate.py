@@ -6,7 +6,7 @@ Library modules are imported inside the bodies so ``dimobench --help`` never loa
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -33,18 +33,36 @@ def evaluate(
     embedding: Annotated[str, typer.Option(help="Answerer embedding: auto, minilm or hashing.",
                                            envvar="DIMOBENCH_EMBEDDING")] = "auto",
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write PNG plots.")] = True,
+    answerer: Annotated[str, typer.Option(
+        help="offline (shared embedding answerer), openai, openai/MODEL, gemini or gemini/MODEL (default models "
+             "gpt-4o, gemini-2.5-pro).", envvar="DIMOBENCH_ANSWERER")] = "offline",
+    free_text: Annotated[bool, typer.Option(help="LLM answerer writes a short answer; --judge grades it.",
+                                            envvar="DIMOBENCH_FREE_TEXT")] = False,
+    judge: Annotated[list[str], typer.Option(
+        help="LLM judge of free-text answers, like --answerer; repeat for 2-3 judges (majority vote).",
+        envvar="DIMOBENCH_JUDGE")] = [],  # noqa: B006
+    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible server (or Gemini endpoint) URL.",
+                                                    envvar="DIMOBENCH_BASE_URL")] = None,
+    cache_dir: Annotated[Optional[Path], typer.Option(help="LLM reply cache (default: the user cache dir).",
+                                                      envvar="DIMOBENCH_CACHE_DIR")] = None,
+    concurrency: Annotated[int, typer.Option(help="LLM calls in flight at once.",
+                                             envvar="DIMOBENCH_CONCURRENCY")] = 8,
 ) -> None:
     """Score memory systems on drift suites: answers, report.json, report.md and plots in --out."""
     from dimobench.errors import DimobenchError
 
     try:
-        _evaluate(suites, out, system, k, window_n, window, seed, bootstrap, embedding, plots)
+        code = _evaluate(suites, out, system, k, window_n, window, seed, bootstrap, embedding, plots,
+                         dict(answerer=answerer, free_text=free_text, judges=judge, base_url=base_url,
+                              cache_dir=cache_dir, concurrency=concurrency))
     except DimobenchError as exc:
         _fail(str(exc))
+    if code:
+        raise typer.Exit(code)
 
 
 def _evaluate(suites: list[Path], out: Path, systems: list[str], k: int, window_n: int, window: int, seed: int,
-              bootstrap: int, embedding: str, plots: bool) -> None:
+              bootstrap: int, embedding: str, plots: bool, llm: dict[str, Any]) -> int:
     from pydantic import ValidationError
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -52,14 +70,16 @@ def _evaluate(suites: list[Path], out: Path, systems: list[str], k: int, window_
     from dimobench.errors import ConfigError
     from dimobench.evaluate.api import EvalConfig
     from dimobench.evaluate.api import evaluate as run_evaluation
+    from dimobench.evaluate.llm_answerer import check_roles
     from dimobench.suite import load_suite
 
     try:
         cfg = EvalConfig(suites=suites, systems=systems, k=k, window_n=window_n, window=window, seed=seed,
-                         bootstrap=bootstrap, embedding=embedding, plots=plots)
+                         bootstrap=bootstrap, embedding=embedding, plots=plots, **llm)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise ConfigError(f"--{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+    check_roles(cfg.answerer, cfg.free_text, cfg.judges)  # one clear line before any suite is read
     total = sum(len(load_suite(p).dialogues) for p in suites) * len(dict.fromkeys(systems))
     console = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -75,6 +95,30 @@ def _evaluate(suites: list[Path], out: Path, systems: list[str], k: int, window_
         shown = f"{100 * overall:.1f}%" if isinstance(overall, (int, float)) else "-"
         console.print(f"{name:28s} overall {shown}")
     console.print(f"wrote {out}/report.json, report.md, answers-*.jsonl")
+    return _print_llm_summary(console, out) if cfg.answerer != "offline" else 0
+
+
+def _print_llm_summary(console: Any, out: Path) -> int:
+    """Calls, cache hits, tokens and cost per LLM role; exit code 1 when some items failed after retries."""
+    from dimobench.evaluate.api import last_llm_run
+
+    run = last_llm_run(out)
+    if run is None:
+        return 0
+    for u in run["usage"]:
+        cost = u.get("cost_usd_estimate")
+        console.print(f"LLM {u['role']} {u['spec']}: {u['calls']} call(s), {u['cache_hits']} from cache, "
+                      f"{u['input_tokens']} input + {u['output_tokens']} output tokens, estimated cost "
+                      f"{'unknown' if cost is None else f'${cost:.4f}'}", highlight=False)
+    failed = run.get("failed", 0)
+    for f in run.get("failed_items", [])[:10]:
+        console.print(f"failed {f['system']} {f['qa_id']}: {f['error']}", markup=False, highlight=False)
+    if failed:
+        console.print(f"{failed} answer(s) failed after their retries and count as wrong (field \"error\" in "
+                      f"answers-*.jsonl); rerun to retry only them (finished calls come from the cache)",
+                      markup=False, highlight=False)
+        return 1
+    return 0
 
 
 def compare(

@@ -38,6 +38,18 @@ class EvalConfig(BaseModel):
     embedding: str = "auto"
     """Answerer embedding: minilm, hashing or auto."""
     plots: bool = True
+    answerer: str = "offline"
+    """``offline`` (the shared embedding answerer) or an LLM: ``openai/<model>``, ``gemini/<model>``."""
+    free_text: bool = False
+    """The LLM answerer writes a short answer instead of picking an option; ``judges`` grade it."""
+    judges: list[str] = Field(default_factory=list)
+    """Up to three LLM judges of free-text answers (majority vote)."""
+    base_url: str | None = None
+    """OpenAI-compatible server (or Gemini endpoint) for the answerer and judges; not recorded."""
+    cache_dir: Path | None = None
+    """LLM reply cache (default ``$DIMOBENCH_CACHE_DIR`` or the user cache directory); not recorded."""
+    concurrency: int = Field(8, ge=1)
+    """LLM calls in flight at once (per persona, after its replay); changes no answer, not recorded."""
 
 
 def _suite_keys(paths: list[Path]) -> list[str]:
@@ -70,6 +82,7 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     from dimobench.evaluate.systems import make_system
 
     set_default_backend(cfg.embedding)
+    llm = _llm_answerer(cfg)  # a missing key or SDK fails here, before anything is loaded or replayed
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -77,7 +90,7 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     suites: dict[str, Suite] = {k: load_suite(p) for k, p in zip(keys, cfg.suites, strict=True)}
     systems = list(dict.fromkeys(cfg.systems))
     built = {name: make_system(name, cfg.window_n) for name in systems}  # bad names fail before any run
-    answerer = OfflineAnswerer(get_embedder(cfg.embedding))
+    answerer = llm if llm is not None else OfflineAnswerer(get_embedder(cfg.embedding))
     runs: dict[str, list[SystemRun]] = {}
     files: dict[str, str] = {}
     config = {"dimobench_version": __version__, "python": platform.python_version(), "k": cfg.k,
@@ -85,6 +98,8 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
               "suites": keys, "suite_paths": [str(p) for p in cfg.suites],
               "suite_configs": {k: s.manifest.config for k, s in suites.items()},
               "systems": systems, "answerer": answerer.describe(), "answers": files, "status": "complete"}
+    if llm is not None and llm.judges is not None:
+        config["judges"] = llm.judges.describe()
     try:
         for name in systems:
             runs[name] = [run_system(name, built[name], suites[k], k, answerer, cfg.k, cfg.stats_every, progress)
@@ -95,7 +110,48 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
         if runs:
             _write_report(runs, suites, config, cfg, out)
         raise
+    finally:
+        if llm is not None:
+            _log_llm_run(out, llm, runs)
     return _write_report(runs, suites, config, cfg, out)
+
+
+def _llm_answerer(cfg: EvalConfig) -> Any:
+    """The LLM answerer (with its judges) when ``cfg.answerer`` is not ``offline``; ``ConfigError`` on bad roles."""
+    from dimobench.evaluate.llm_answerer import check_roles, make_answerer
+
+    spec, judges = check_roles(cfg.answerer, cfg.free_text, cfg.judges)
+    if spec == "offline":
+        return None
+    return make_answerer(spec, cfg.free_text, judges, base_url=cfg.base_url, cache_dir=cfg.cache_dir,
+                         concurrency=cfg.concurrency)
+
+
+EVAL_EVENT = "evaluate"
+
+
+def _log_llm_run(out: Path, llm: Any, runs: dict[str, list[SystemRun]]) -> None:
+    """Append the run's calls, cache hits, tokens, cost and failed items to ``out/.dimobench/run.log.jsonl``
+    (a log, kept out of report.json so a warm rerun writes the same report bytes)."""
+    from dimobench.llm_render import RunLog
+    from dimobench.pipeline import STATE_DIR
+
+    failed = [{"system": r.system, "suite": r.suite, "qa_id": a["qa_id"], "error": a.get("error", "")}
+              for rs in runs.values() for r in rs for a in r.answers if a.get("failed")]
+    RunLog(out / STATE_DIR).write({"event": EVAL_EVENT, "usage": llm.usage(), "failed": len(failed),
+                                   "failed_items": failed})
+
+
+def last_llm_run(out: str | Path) -> dict[str, Any] | None:
+    """The latest LLM evaluation's totals from ``out/.dimobench/run.log.jsonl`` (None without one)."""
+    from dimobench.llm_render import RUN_LOG
+    from dimobench.pipeline import STATE_DIR
+
+    try:
+        lines = (Path(out) / STATE_DIR / RUN_LOG).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return None
+    return next((json.loads(ln) for ln in reversed(lines) if f'"event": "{EVAL_EVENT}"' in ln), None)
 
 
 def _write_report(runs: dict[str, list[SystemRun]], suites: dict[str, Suite], config: dict[str, Any],

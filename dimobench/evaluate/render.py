@@ -27,9 +27,10 @@ def markdown(report: dict[str, Any]) -> str:
     """Tables: headline figures, accuracy by type and by phase, latency, and the run configuration."""
     systems: dict[str, dict[str, Any]] = report["systems"]
     cfg = report["config"]
+    how = cfg["answerer"].get("embedding") or cfg["answerer"].get("spec")  # offline: embedding; LLM: provider/model
     lines = ["# dimobench evaluation", "",
              f"Suites: {', '.join(cfg['suites'])}; k = {cfg['k']}; answerer: {cfg['answerer']['name']} "
-             f"({cfg['answerer']['embedding']}); bootstrap {cfg['bootstrap']} resamples, seed {cfg['seed']}. "
+             f"({how}); bootstrap {cfg['bootstrap']} resamples, seed {cfg['seed']}. "
              "Figures are percentages; brackets hold 95% bootstrap intervals over questions; ± is the std over "
              "suites.", "",
              "| system | overall | plateau | stale rate ↓ | confounder rate ↓ | normalized | recovery turns ↓ |",
@@ -61,6 +62,14 @@ def markdown(report: dict[str, Any]) -> str:
                   "score them; token-F1 of recalled text against the gold (LoCoMo's own metric) would measure "
                   "wording, not memory. Evidence recall is the offline figure; answer accuracy needs an LLM "
                   "answerer and judge."]
+    judged = {name: f["judge_agreement"] for name, f in systems.items() if f.get("judge_agreement")}
+    if judged:
+        lines += ["", "## Judges of free-text answers (" + ", ".join(cfg.get("judges", {}).get("judges", [])) + ")",
+                  "", "| system | items | unanimous | Fleiss' kappa | failed |", "|---|---|---|---|---|"]
+        for name, j in judged.items():
+            kappa = "-" if j.get("fleiss_kappa") is None else f"{j['fleiss_kappa']:.3f}"
+            lines.append(f"| {name} | {j['n']} | {_f(j.get('unanimous'))} | {kappa} | "
+                         f"{systems[name].get('failed', 0)} |")
     lines += ["", "## Latency (ms per call)", "", "| system | observe P50 | observe P95 | recall P50 | recall P95 |",
               "|---|---|---|---|---|"]
     for name, f in systems.items():

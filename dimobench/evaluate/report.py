@@ -50,7 +50,7 @@ def figures(run: SystemRun, suite: Suite, window: int) -> dict[str, Any]:
     rows, total = run.answers, total_turns(suite)
     rec = sc.recovery_turns(rows, change_points(suite), total, window)
     found = [x for x in rec if x is not None]
-    return {
+    fig = {
         "n": len(sc.scored(rows)), "overall": _r(sc.accuracy(rows)),
         "by_type": {k: _r(v) for k, v in sc.accuracy_by(rows, "qa_type").items()},
         "by_phase": {k: _r(v) for k, v in sc.accuracy_by(rows, "phase").items()},
@@ -66,6 +66,22 @@ def figures(run: SystemRun, suite: Suite, window: int) -> dict[str, Any]:
         "memory": memory_curve(run.memory),
         "evidence_recall": _evidence_recall(run),
     }
+    fig.update(llm_figures(rows))
+    return fig
+
+
+def llm_figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """With an LLM answerer: ``failed`` (items whose calls failed after their retries, counted as wrong) and,
+    with judges, ``judge_agreement`` (:func:`dimobench.evaluate.scoring.judge_agreement`). Empty offline."""
+    out: dict[str, Any] = {}
+    if any("failed" in r for r in rows):
+        out["failed"] = sum(bool(r.get("failed")) for r in rows)
+    agreement = sc.judge_agreement(rows)
+    if agreement is not None:
+        out["judge_agreement"] = {k: _r(v) if isinstance(v, float) else
+                                  {kk: _r(vv) for kk, vv in v.items()} if isinstance(v, dict) else v
+                                  for k, v in agreement.items()}
+    return out
 
 
 def _evidence_recall(run: SystemRun) -> dict[str, Any]:
@@ -143,6 +159,7 @@ def build_report(runs: dict[str, list[SystemRun]], suites: dict[str, Suite], con
             agg = _mean_std(figs)
             agg["recovery_turns"] = [x for f in figs for x in f["recovery_turns"]]
         rows = [a for r in rs for a in r.answers]
+        agg.update(llm_figures(rows))  # pooled over suites, not averaged
         agg.update(_intervals(rows, bootstrap, seed))
         agg["higher_is_better"] = sc.HIGHER_IS_BETTER
         top[system] = agg

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dimobench.evaluate.answerer import OfflineAnswerer
-from dimobench.evaluate.protocol import SystemFailure, normalise_items, public_turn
+from dimobench.evaluate.protocol import Recalled, SystemFailure, normalise_items, public_turn
 from dimobench.suite import Suite
 
 ProgressFn = Callable[[str, str, str, int, int], None]
@@ -59,14 +59,20 @@ def _plain_stats(raw: Any) -> dict[str, Any]:
     return {k: v for k, v in raw.items() if isinstance(v, (int, float, str, bool)) or v is None}
 
 
-def run_system(system_name: str, system: Any, suite: Suite, suite_key: str, answerer: OfflineAnswerer, k: int,
-               stats_every: int = 10, progress: ProgressFn | None = None) -> SystemRun:
-    """Evaluate one system on one suite (every persona, in suite order)."""
+def run_system(system_name: str, system: Any, suite: Suite, suite_key: str, answerer: OfflineAnswerer | Any,
+               k: int, stats_every: int = 10, progress: ProgressFn | None = None) -> SystemRun:
+    """Evaluate one system on one suite (every persona, in suite order).
+
+    An answerer with ``choose_batch`` (the LLM answerer) gets each persona's questions, with the items recalled
+    at their ask turns, once that persona's replay is done; rows keep question order either way.
+    """
     run = SystemRun(system_name, suite_key, k=k)
     if hasattr(system, "bind_suite") and getattr(system, "needs_latent_plan", False):
         system.bind_suite(suite)  # only the built-in oracle reads the latent plan
     has_answer = callable(getattr(system, "answer", None))
     has_stats = callable(getattr(system, "stats", None))
+    batch = callable(getattr(answerer, "choose_batch", None))  # LLM answerers: after the persona's replay
+    deferred: list[tuple[int, Any, list[Recalled]]] = []
     questions: dict[str, dict[int, list[Any]]] = defaultdict(lambda: defaultdict(list))
     for q in suite.qa:
         questions[q.persona_id][q.ask_turn].append(q)
@@ -86,25 +92,40 @@ def run_system(system_name: str, system: Any, suite: Suite, suite_key: str, answ
             if i == len(turns) - 1:  # questions past the last turn are asked at the end
                 asked += [q for t, qs in pending.items() if t > last_turn for q in qs]
             for q in asked:
-                run.answers.append(_ask(system_name, system, q, answerer, k, has_answer, run, where))
+                if batch and not (has_answer and q.options):
+                    items = _recall(system_name, system, q, k, run, where)
+                    deferred.append((len(run.answers), q, items))
+                    run.answers.append({})  # filled in once the persona's replay is done
+                else:
+                    run.answers.append(_ask(system_name, system, q, answerer, k, has_answer, run, where))
             if has_stats and (turn.turn % stats_every == 0 or i == len(turns) - 1):
                 stats = _plain_stats(_call(system_name, f"stats at {where}", system.stats))
                 run.memory.append({"persona_id": pid, "turn": turn.turn, **stats})
             done += 1
             if progress is not None:
                 progress(system_name, suite_key, pid, turn.turn, done)
+        if deferred:  # recall results are fixed by now, so the answers may run concurrently, in question order
+            choices = answerer.choose_batch([(q, items) for _, q, items in deferred])
+            for (pos, q, items), choice in zip(deferred, choices, strict=True):
+                run.answers[pos] = _row(run, system_name, q, choice.index, choice.support, choice.mode, items,
+                                        choice.extra, choice.correct)
+            deferred = []
     return run
 
 
-def _ask(system_name: str, system: Any, q: Any, answerer: OfflineAnswerer, k: int, has_answer: bool,
-         run: SystemRun, where: str) -> dict[str, Any]:
+def _recall(system_name: str, system: Any, q: Any, k: int, run: SystemRun, where: str) -> list[Recalled]:
     t0 = time.perf_counter()
     raw = _call(system_name, f"recall at {where} ({q.qa_id})", system.recall, q.question, k)
     run.recall_ms.append((time.perf_counter() - t0) * 1000)
     try:
-        items = normalise_items(raw, k)
+        return normalise_items(raw, k)
     except ValueError as exc:
         raise SystemFailure(f"system {system_name!r} returned a bad recall at {where} ({q.qa_id}): {exc}") from None
+
+
+def _ask(system_name: str, system: Any, q: Any, answerer: Any, k: int, has_answer: bool,
+         run: SystemRun, where: str) -> dict[str, Any]:
+    items = _recall(system_name, system, q, k, run, where)
     support: list[Any] = []
     mode = "system"
     if has_answer and q.options:
@@ -115,7 +136,14 @@ def _ask(system_name: str, system: Any, q: Any, answerer: OfflineAnswerer, k: in
     else:
         choice = answerer.choose(q.question, list(q.options), items)
         chosen, support, mode = choice.index, choice.support, choice.mode
-    correct = (chosen == q.answer_index) if q.answer_index is not None and q.options else None
+    return _row(run, system_name, q, chosen, support, mode, items)
+
+
+def _row(run: SystemRun, system_name: str, q: Any, chosen: int | None, support: list[Any], mode: str,
+         items: list[Recalled], extra: dict[str, Any] | None = None, correct: bool | None = None) -> dict[str, Any]:
+    """One answers.jsonl row; ``extra`` (LLM answerer fields) goes last, ``correct`` overrides when given."""
+    if correct is None:
+        correct = (chosen == q.answer_index) if q.answer_index is not None and q.options else None
     return {
         "suite": run.suite, "system": system_name, "qa_id": q.qa_id, "persona_id": q.persona_id,
         "ask_turn": q.ask_turn, "qa_type": q.qa_type, "phase": q.phase, "trait_id": q.trait_id,
@@ -125,4 +153,5 @@ def _ask(system_name: str, system: Any, q: Any, answerer: OfflineAnswerer, k: in
         "evidence_turns": list(q.evidence_turns), "source_type": q.source_type,
         "recalled": [{"text": it.text, "score": round(it.score, 6), "source_turns": it.source_turns}
                      for it in items],
+        **(extra or {}),
     }

@@ -163,3 +163,60 @@ def paired_bootstrap(a: Sequence[bool], b: Sequence[bool], n: int = 1000, seed: 
     al = (1.0 - level) / 2.0
     return {"diff": float(d.mean()), "lo": float(np.quantile(means, al)), "hi": float(np.quantile(means, 1.0 - al)),
             "n": len(d)}
+
+
+def fleiss_kappa(counts: Sequence[Sequence[int]]) -> float | None:
+    """Fleiss' kappa of ``counts[i][j]``: raters who put item ``i`` in category ``j`` (same rater count per item).
+
+    With N items, n raters and k categories: ``P_i = (sum_j n_ij^2 - n) / (n (n - 1))`` is the agreement on
+    item i, ``P = mean_i P_i`` the observed agreement, ``p_j = sum_i n_ij / (N n)`` the share of category j
+    and ``P_e = sum_j p_j^2`` the agreement expected by chance; ``kappa = (P - P_e) / (1 - P_e)``. 1 is perfect
+    agreement, 0 chance level, negative worse than chance. For two raters it is Scott's pi.
+
+    Edge cases: no items, fewer than 2 raters or unequal rater counts -> None; every rating in one category
+    -> ``P_e = 1`` and kappa is 0/0: None.
+    """
+    if not counts:
+        return None
+    table = np.asarray(counts, dtype=np.float64)
+    n = table.sum(axis=1)
+    if n[0] < 2 or not np.all(n == n[0]):
+        return None
+    raters = float(n[0])
+    p_item = ((table ** 2).sum(axis=1) - raters) / (raters * (raters - 1))
+    p_cat = table.sum(axis=0) / table.sum()
+    p_e = float((p_cat ** 2).sum())
+    if p_e >= 1 - 1e-12:
+        return None
+    return (float(p_item.mean()) - p_e) / (1 - p_e)
+
+
+def judge_agreement(rows: Sequence[Row]) -> dict[str, Any] | None:
+    """Agreement of the free-text judges over rows where every judge voted (``row["judges"]``, a list of votes
+    ``{"judge", "match"}`` with ``match`` a reference letter or ``none``, None when the call failed).
+
+    Returns ``{judges, n, unanimous, fleiss_kappa, cohen_kappa}``: ``n`` counts the items every judge labelled,
+    ``unanimous`` is the share of them on which all judges gave the same label, ``fleiss_kappa`` is
+    :func:`fleiss_kappa` over the labels used (both None for a single judge), and ``cohen_kappa`` maps
+    ``"a | b"`` to Cohen's kappa of each pair (None where undefined, e.g. both judges constant). None when no
+    row carries judge votes.
+    """
+    from dimobench.review.agreement import cohen_kappa
+
+    voted = [r for r in rows if r.get("judges")]
+    if not voted:
+        return None
+    judges = [v["judge"] for v in voted[0]["judges"]]
+    full = [[v["match"] for v in r["judges"]] for r in voted
+            if len(r["judges"]) == len(judges) and all(v["match"] is not None for v in r["judges"])]
+    labels = sorted({x for votes in full for x in votes})
+    several = len(judges) > 1 and bool(full)
+    out: dict[str, Any] = {"judges": judges, "n": len(full),
+                           "unanimous": sum(len(set(v)) == 1 for v in full) / len(full) if several else None,
+                           "fleiss_kappa": fleiss_kappa([[v.count(c) for c in labels] for v in full])
+                           if several else None, "cohen_kappa": {}}
+    for i in range(len(judges)):
+        for j in range(i + 1, len(judges)):
+            kappa = cohen_kappa([v[i] for v in full], [v[j] for v in full]).value
+            out["cohen_kappa"][f"{judges[i]} | {judges[j]}"] = kappa
+    return out

@@ -9,6 +9,11 @@ are planted on chosen request numbers (1-based, counted over both endpoints):
 - ``truncated``: a 200 whose JSON text is cut in half;
 - ``missing``: a 200 whose JSON lacks the first required field;
 - ``garbage``: a 200 whose HTTP body is not JSON at all.
+
+``enum``/``const`` strings get one of their allowed values and integers with ``minimum``/``maximum`` stay in
+range (both chosen by the same hash). ``reply(model, prompt, schema)``, when given, may return the reply value
+itself (e.g. a chosen option); ``prompt`` is every message's text joined by newlines, and None falls back to
+the filled reply. Planted faults apply to chosen replies too.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -30,8 +36,10 @@ GEMINI_PATH = re.compile(r"^/v1beta/models/([^/:]+):generateContent$")
 class FakeLLMServer:
     """Start with ``with FakeLLMServer(faults={3: "429"}) as srv:``; ``srv.url`` is the base URL."""
 
-    def __init__(self, faults: dict[int, str] | None = None, delay: float = 0.0, retry_after: float = 0.0) -> None:
+    def __init__(self, faults: dict[int, str] | None = None, delay: float = 0.0, retry_after: float = 0.0,
+                 reply: Callable[[str, str, dict[str, Any]], Any] | None = None) -> None:
         self.faults = dict(faults or {})
+        self.reply = reply
         self.delay = delay
         self.retry_after = retry_after
         self.count = 0
@@ -64,13 +72,22 @@ class FakeLLMServer:
 def fill(schema: dict[str, Any], seed: str, path: str = "") -> Any:
     """A value valid against ``schema`` (the strict subset dimobench sends), deterministic in ``seed``."""
     kind = schema.get("type")
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        h = hashlib.sha256(f"{seed}|{path}".encode()).hexdigest()
+        return schema["enum"][int(h[:4], 16) % len(schema["enum"])]
     if kind == "object":
         return {k: fill(v, seed, f"{path}.{k}") for k, v in schema.get("properties", {}).items()}
     if kind == "array":
         n = schema.get("minItems", 1)
         return [fill(schema["items"], seed, f"{path}[{i}]") for i in range(n)]
     if kind == "integer":
-        return int(hashlib.sha256(f"{seed}{path}".encode()).hexdigest()[:4], 16)
+        value = int(hashlib.sha256(f"{seed}{path}".encode()).hexdigest()[:4], 16)
+        lo, hi = schema.get("minimum"), schema.get("maximum")
+        if lo is not None and hi is not None:
+            return int(lo) + value % (int(hi) - int(lo) + 1)
+        return value
     if kind == "boolean":
         return True
     h = hashlib.sha256(f"{seed}|{path}".encode()).hexdigest()
@@ -78,8 +95,8 @@ def fill(schema: dict[str, Any], seed: str, path: str = "") -> Any:
     return f"{a.capitalize()}, {b} {h[4:12]} {h[12:16]}."
 
 
-def _reply_text(schema: dict[str, Any], prompt: str, fault: str | None) -> str:
-    value = fill(schema, hashlib.sha256(prompt.encode()).hexdigest())
+def _reply_text(schema: dict[str, Any], prompt: str, fault: str | None, chosen: Any = None) -> str:
+    value = fill(schema, hashlib.sha256(prompt.encode()).hexdigest()) if chosen is None else chosen
     if fault == "missing" and isinstance(value, dict) and value:
         value.pop(next(iter(value)))
     text = json.dumps(value)
@@ -133,7 +150,10 @@ def _handler(srv: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
         def _openai(self, body: dict[str, Any], fault: str | None) -> None:
             prompt = json.dumps(body.get("messages", []), sort_keys=True)
             schema = body["response_format"]["json_schema"]["schema"]
-            text = _reply_text(schema, prompt, fault)
+            chosen = srv.reply(str(body.get("model")), "\n".join(str(m.get("content", ""))
+                                                                 for m in body.get("messages", [])),
+                               schema) if srv.reply else None
+            text = _reply_text(schema, prompt, fault, chosen)
             reply = {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": body.get("model"),
                      "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                                   "finish_reason": "stop"}],
@@ -145,7 +165,10 @@ def _handler(srv: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             prompt = json.dumps([body.get("systemInstruction"), body.get("contents")], sort_keys=True)
             config = body.get("generationConfig", {})
             schema = config.get("responseJsonSchema") or config.get("response_json_schema")
-            text = _reply_text(schema, prompt, fault)
+            chosen = srv.reply(model, "\n".join(p.get("text", "") for c in [body.get("systemInstruction") or {},
+                                                                          *body.get("contents", [])]
+                                                 for p in c.get("parts", [])), schema) if srv.reply else None
+            text = _reply_text(schema, prompt, fault, chosen)
             reply = {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
                                      "finishReason": "STOP", "index": 0}],
                      "usageMetadata": {"promptTokenCount": len(prompt) // 4, "candidatesTokenCount": len(text) // 4,
