@@ -8,7 +8,6 @@ from typing import Any
 from dimobench import __version__
 from dimobench.card import render_card
 from dimobench.config import GenerateConfig, RunOptions
-from dimobench.errors import ConfigError
 from dimobench.jsonl import atomic_write_text
 from dimobench.outdir import prepare_out
 from dimobench.pipeline import ProgressFn, run_stages, stage_records
@@ -33,7 +32,9 @@ def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False,
     :func:`last_run`); a rerun with ``resume`` retries only those.
 
     ``verify=True`` runs stage 6 (``dimobench.verify.verify_suite`` with ``cfg.verifier``) on the written
-    suite; the CLI does this unless ``--no-verify``. The library leaves it off so scripts choose.
+    suite; the CLI does this unless ``--no-verify``. The library leaves it off so scripts choose. An LLM
+    verifier records calls it could not make in ``out/.dimobench/`` (see
+    :func:`dimobench.verify.llm.last_verify_run`); their items stay UNSCORED.
     """
     from dimobench.backends import resolve_backend
 
@@ -42,9 +43,9 @@ def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False,
     out = Path(out)
     llm = resolve_backend(cfg.generator, base_url=options.base_url, cache_dir=options.cache_dir,
                           timeout=options.timeout)
-    if verify and cfg.verifier != "offline":
-        raise ConfigError(f"verifier {cfg.verifier!r} is not available in this version: use the offline verifier "
-                          "or --no-verify")
+    if verify and cfg.verifier != "offline":  # a missing key or SDK fails here, before anything is written
+        resolve_backend(cfg.verifier, base_url=options.base_url, cache_dir=options.cache_dir,
+                        timeout=options.timeout)
     prepare_out(out, force=force, resume=resume)
     run = run_stages(cfg, out, progress, llm=llm, concurrency=options.concurrency)
     res = run["results"]
@@ -71,7 +72,8 @@ def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False,
 
         if progress:
             progress("verify", "running")
-        verify_suite(out, cfg.verifier)
+        verify_suite(out, cfg.verifier, base_url=options.base_url, cache_dir=options.cache_dir,
+                     concurrency=options.concurrency, timeout=options.timeout, resume=resume)
         if progress:
             progress("verify", "done")
         manifest = Manifest.model_validate_json((out / "manifest.json").read_text(encoding="utf-8"))

@@ -103,7 +103,16 @@ def _generate(out: Path, preset: str | None, overrides: dict[str, object], force
     run = last_run(out) if cfg.generator != "offline" else None
     if run is not None:
         print_llm_summary(console, out, run)
-    return 1 if manifest.status == "partial" else 0
+    unverified = 0
+    if verify and cfg.verifier != "offline":
+        from dimobench.commands.verify import print_llm_verify
+        from dimobench.verify.llm import last_verify_run
+
+        checked = last_verify_run(out)
+        if checked is not None:
+            print_llm_verify(console, out, checked)
+            unverified = int(checked.get("unverified") or 0)
+    return 1 if manifest.status == "partial" or unverified else 0
 
 
 @app.command()

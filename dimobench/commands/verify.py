@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
 
 def verify(
     suite: Annotated[Path, typer.Argument(help="Suite directory.")],
-    verifier: Annotated[str, typer.Option(help="Verifier backend (offline).", envvar="DIMOBENCH_VERIFIER")
-                        ] = "offline",
+    verifier: Annotated[str, typer.Option(
+        help="offline (default), openai, openai/MODEL, gemini or gemini/MODEL (default models gpt-4o, "
+             "gemini-2.5-pro).", envvar="DIMOBENCH_VERIFIER")] = "offline",
     only: Annotated[Optional[list[str]], typer.Option(
         "--only", help="Run only this criterion (repeatable): supported, temporally_valid, implicit, "
                        "unambiguous, type_faithful, confounder_robust.")] = None,
@@ -31,32 +32,54 @@ def verify(
     show: Annotated[Optional[str], typer.Option(help="Print one item, its evidence and its verdicts.")
                     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
+    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible server (or Gemini endpoint) URL.",
+                                                    envvar="DIMOBENCH_BASE_URL")] = None,
+    cache_dir: Annotated[Optional[Path], typer.Option(help="LLM reply cache (default: the user cache dir).",
+                                                      envvar="DIMOBENCH_CACHE_DIR")] = None,
+    concurrency: Annotated[int, typer.Option(help="LLM calls in flight at once.",
+                                             envvar="DIMOBENCH_CONCURRENCY")] = 8,
+    resume: Annotated[bool, typer.Option(help="Keep the calls an interrupted LLM run finished.")] = False,
+    generator: Annotated[Optional[str], typer.Option(
+        help="Backend that re-renders unfaithful turns of an LLM-written suite (default: the suite's own).")
+                         ] = None,
+    rerender: Annotated[bool, typer.Option(help="Re-render LLM-written turns that fail their check.")] = True,
 ) -> None:
-    """Verify a suite: write verdicts.jsonl, update the manifest and print ACCEPT rates."""
+    """Verify a suite: write verdicts.jsonl, update the manifest and print ACCEPT rates.
+
+    An LLM verifier first checks LLM-written turns (re-rendering failures); exit 1 if some item was not verified.
+    """
     from dimobench.errors import DimobenchError
 
+    llm_options = dict(base_url=base_url, cache_dir=cache_dir, concurrency=concurrency, resume=resume,
+                       generator=generator, rerender=rerender)
     try:
-        _verify(suite, verifier, only, repair, max_tries, calibrate, per_defect, calibrate_out, show, as_json)
+        code = _verify(suite, verifier, only, repair, max_tries, calibrate, per_defect, calibrate_out, show,
+                       as_json, llm_options)
     except DimobenchError as exc:
         typer.echo(f"dimobench: error: {exc}", err=True)
         raise typer.Exit(2) from None
+    if code:
+        raise typer.Exit(code)
 
 
 def _verify(suite: Path, verifier: str, only: list[str] | None, repair: bool, max_tries: int, calibrate: bool,
-            per_defect: int, calibrate_out: Path | None, show: str | None, as_json: bool) -> None:
+            per_defect: int, calibrate_out: Path | None, show: str | None, as_json: bool,
+            llm_options: dict[str, Any]) -> int:
     from rich.console import Console
 
+    from dimobench.backends import normalize_spec
     from dimobench.errors import ConfigError
     from dimobench.verify import report
     from dimobench.verify.runner import check_criteria, summarise
 
     console = Console()
     check_criteria(only)
-    if verifier != "offline":
-        raise ConfigError(f"verifier {verifier!r} is not available in this version (use offline)")
+    verifier = normalize_spec(verifier, "--verifier")  # "openai" alone means openai/gpt-4o
+    if verifier != "offline" and (show is not None or calibrate or repair):
+        raise ConfigError("--show, --calibrate and --repair use the offline verifier (drop --verifier)")
     if show is not None:
         _show(console, suite, show, only)
-        return
+        return 0
     if calibrate:
         from dimobench.verify.calibrate import calibrate as run_calibration
 
@@ -65,7 +88,8 @@ def _verify(suite: Path, verifier: str, only: list[str] | None, repair: bool, ma
             typer.echo(json.dumps(figures, indent=2))
         else:
             report.print_calibration(console, figures)
-        return
+        return 0
+    run: dict[str, Any] | None = None
     if repair:
         from dimobench.suite import load_suite
         from dimobench.verify.repair import repair_suite
@@ -77,18 +101,52 @@ def _verify(suite: Path, verifier: str, only: list[str] | None, repair: bool, ma
     else:
         from dimobench.verify.runner import verify_suite
 
-        result = verify_suite(suite, verifier, only=only)
+        result = verify_suite(suite, verifier, only=only, **(llm_options if verifier != "offline" else {}))
         summary, warnings, embedder = result.summary(), result.warnings, result.embedder
+        run = getattr(result, "run", None)
     if as_json:
-        typer.echo(json.dumps({"embedder": embedder, "warnings": warnings, **summary}, indent=2))
-        return
-    report.print_summary(console, summary, embedder, warnings)
+        typer.echo(json.dumps({"verifier": verifier, "embedder": embedder, "warnings": warnings, **summary,
+                               **({"llm": run} if run else {})}, indent=2))
+        return 1 if run and run["unverified"] else 0
+    report.print_summary(console, summary, embedder, warnings, verifier)
     if repair:
         console.print(f"repaired {len(summary['repaired'])} item(s)")  # type: ignore[arg-type]
         if summary["unrepaired"]:
             missing = list(summary["unrepaired"])  # type: ignore[call-overload]
             console.print(f"[yellow]could not repair {len(missing)}:[/] " + ", ".join(missing))
     console.print(f"verdicts written to {suite / 'verdicts.jsonl'}")
+    if run is not None:
+        from dimobench.verify.llm import last_verify_run
+
+        print_llm_verify(Console(stderr=True), suite, last_verify_run(suite) or run)
+        return 1 if run["unverified"] else 0
+    return 0
+
+
+def print_llm_verify(console: Any, suite: Path, run: dict[str, Any]) -> None:
+    """Calls, cache hits, tokens and cost of an LLM verification, its turn checks, and what failed."""
+
+    def usage(spec: str, r: dict[str, Any]) -> str:
+        cost = r.get("cost_usd_estimate")
+        return (f"{spec}: {r['calls']} call(s), {r['cache_hits']} from cache, {r['input_tokens']} input + "
+                f"{r['output_tokens']} output tokens, estimated cost {'unknown' if cost is None else f'${cost:.4f}'}")
+
+    console.print(f"LLM verifier {usage(run['verifier'], run)}; prompt hash {run.get('prompt_hash')}",
+                  highlight=False)
+    turns = run.get("turns") or {}
+    if turns.get("checked"):
+        console.print(f"rendered turns: {turns['checked']} checked, {turns['faithful']} faithful, "
+                      f"{turns['rerendered']} re-rendered, {turns['unfixed']} kept unfixed, "
+                      f"{turns['unchecked']} not checked (details in {suite}/.dimobench/faithfulness.jsonl)",
+                      highlight=False)
+    if run.get("rerender") and (run["rerender"]["calls"] or run["rerender"]["cache_hits"]):
+        console.print(f"re-rendering with {usage(run['rerender']['generator'], run['rerender'])}", highlight=False)
+    failed = run.get("failed_items") or []
+    for f in failed:
+        console.print(f"[red]failed[/] {f['item']}: {f['error']}", markup=True, highlight=False)
+    if run.get("unverified"):
+        console.print(f"[red]{run['unverified']} item(s) could not be verified[/]: their criteria are UNSCORED; "
+                      f"rerun with --resume to retry only them (details in {suite}/.dimobench/verify-failures.jsonl)")
 
 
 def _show(console: object, suite: Path, qa_id: str, only: list[str] | None) -> None:

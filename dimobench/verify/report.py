@@ -14,7 +14,8 @@ def _pct(row: dict[str, object]) -> str:
     return "-" if rate is None else f"{float(rate):.1%}"  # type: ignore[arg-type]
 
 
-def print_summary(console: Console, summary: dict[str, object], embedder: str, warnings: list[str]) -> None:
+def print_summary(console: Console, summary: dict[str, object], embedder: str, warnings: list[str],
+                  verifier: str = "offline") -> None:
     """ACCEPT rate overall, per criterion, per qa_type and per persona."""
     for w in warnings[:20]:
         console.print(f"[yellow]warning:[/] {w}")
@@ -26,7 +27,8 @@ def print_summary(console: Console, summary: dict[str, object], embedder: str, w
     assert isinstance(counts, dict)
     console.print(f"[bold]ACCEPT {_pct(overall)}[/] of {overall['n']} items "
                   f"(ACCEPT {counts.get('ACCEPT', 0)}, REVISE {counts.get('REVISE', 0)}, "
-                  f"REJECT {counts.get('REJECT', 0)}; verifier offline, embeddings {embedder})")
+                  f"REJECT {counts.get('REJECT', 0)}; verifier {verifier}"
+                  + (f", embeddings {embedder})" if embedder else ")"))
     for group in ("criterion", "qa_type", "persona"):
         rows = summary.get(group, {})
         assert isinstance(rows, dict)

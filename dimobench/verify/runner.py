@@ -12,9 +12,10 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from dimobench.jsonl import atomic_write_text, sha256_file, write_jsonl
-from dimobench.schema import CriterionResult, QAItem, VerdictRecord, VerifierInfo
+from dimobench.schema import CriterionResult, QAItem, Turn, VerdictRecord, VerifierInfo
 from dimobench.suite import Suite, counts, load_suite
 from dimobench.verify.criteria import CRITERIA
 from dimobench.verify.embed import Embedder
@@ -92,20 +93,23 @@ def judge_suite(suite: Suite, only: list[str] | None = None, embedder: Embedder 
 
 
 def verify_suite(path: str | Path, verifier: str = "offline", only: list[str] | None = None,
-                 embedder: Embedder | None = None, write: bool = True) -> VerifyResult:
+                 embedder: Embedder | None = None, write: bool = True, **llm_options: Any) -> VerifyResult:
     """Verify the suite at ``path``: write ``verdicts.jsonl`` and update the manifest atomically.
 
     Args:
         path: suite directory.
-        verifier: ``"offline"`` (the only verifier in this version).
+        verifier: ``"offline"``, or an LLM (``openai[/MODEL]``, ``gemini[/MODEL]``) judged by
+            :func:`dimobench.verify.llm.verify_suite_llm`.
         only: criteria to run (default all six).
         embedder: an embedder to share across calls (default the process-wide one).
         write: False to judge without touching the suite.
+        llm_options: for an LLM verifier: ``base_url``, ``cache_dir``, ``concurrency``, ``resume``, ...
+            (ignored offline, where nothing is called).
     """
-    from dimobench.errors import ConfigError
-
     if verifier != "offline":
-        raise ConfigError(f"verifier {verifier!r} is not available in this version (use offline)")
+        from dimobench.verify.llm import verify_suite_llm
+
+        return verify_suite_llm(path, verifier, only, write, **llm_options)
     root = Path(path)
     suite = load_suite(root)
     warnings = stale_warnings(suite)
@@ -135,21 +139,33 @@ def stale_warnings(suite: Suite) -> list[str]:
     return out
 
 
+LLM_ONLY = {"config": ("verifier_prompts",), "counts": ("faithfulness",)}
+"""Manifest entries only an LLM verification writes; any other run drops stale ones."""
+
+
 def write_results(root: Path, suite: Suite, verdicts: list[VerdictRecord], verifier: str,
-                  qa: list[QAItem] | None = None) -> None:
-    """Write ``verdicts.jsonl`` (and ``qa.jsonl`` when given), then the manifest with fresh hashes and
-    counts."""
+                  qa: list[QAItem] | None = None, dialogues: list[Turn] | None = None,
+                  extra: dict[str, dict[str, object]] | None = None) -> None:
+    """Write ``verdicts.jsonl`` (and ``qa.jsonl``, ``dialogues.jsonl`` when given), then the manifest with
+    fresh hashes and counts; ``extra`` adds ``config`` and ``counts`` entries (see :data:`LLM_ONLY`)."""
     if qa is not None:
         write_jsonl(root / "qa.jsonl", qa)
+    if dialogues is not None:
+        write_jsonl(root / "dialogues.jsonl", dialogues)
     write_jsonl(root / "verdicts.jsonl", verdicts)
     manifest_path = root / "manifest.json"
     data = json.loads(manifest_path.read_text(encoding="utf-8"))
     config = data.setdefault("config", {})
     backends = config.get("backends") if isinstance(config.get("backends"), dict) else {}
     config["backends"] = {**backends, "verifier": verifier}
-    new_counts = {**data.get("counts", {}), **counts(suite.personas, suite.dialogues, qa or suite.qa)}
+    new_counts = {**data.get("counts", {}),
+                  **counts(suite.personas, dialogues or suite.dialogues, qa or suite.qa)}
     by = Counter(v.verdict for v in verdicts)
     new_counts["verdicts"] = {k: by.get(k, 0) for k in ("ACCEPT", "REVISE", "REJECT")}
+    for section, target in (("config", config), ("counts", new_counts)):  # last, so reruns keep key order
+        for key in LLM_ONLY[section]:
+            target.pop(key, None)
+        target.update((extra or {}).get(section, {}))
     data["counts"] = new_counts
     files = dict(data.get("files", {}))
     for name in (*files, "qa.jsonl", "verdicts.jsonl"):
