@@ -80,9 +80,15 @@ def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False,
     return manifest
 
 
-def estimate_generation(cfg: GenerateConfig, options: RunOptions | None = None) -> dict[str, object]:
+def estimate_generation(cfg: GenerateConfig, options: RunOptions | None = None, *, verify: bool = False,
+                        batch: bool = False) -> dict[str, object]:
     """What an LLM generation would cost, without calling anything: jobs, calls the cache does not answer,
-    estimated tokens and USD. Plans offline in a temporary folder; needs no key."""
+    estimated tokens and USD. Plans offline in a temporary folder; needs no key.
+
+    ``verify=True`` with an LLM verifier adds ``verify``: the stage-6 calls (one per QA item, plus one check
+    per rendered cue or confounder turn when an LLM writes the text), see
+    :func:`dimobench.llm_render.estimate_verify`. ``batch=True`` prices the calls at batch-API rates.
+    """
     import tempfile
 
     from dimobench import llm_render
@@ -92,9 +98,11 @@ def estimate_generation(cfg: GenerateConfig, options: RunOptions | None = None) 
     from dimobench.catalog import load_catalog
 
     cfg = cfg.check()
-    if cfg.generator == "offline":
-        return {"generator": "offline", "jobs": 0, "calls": 0, "cached": 0, "input_tokens": 0, "output_tokens": 0,
-                "cost_usd_estimate": 0.0}
+    llm_verify = verify and cfg.verifier != "offline"
+    est: dict[str, object] = {"generator": cfg.generator, "jobs": 0, "calls": 0, "cached": 0, "input_tokens": 0,
+                              "output_tokens": 0, "cost_usd_estimate": 0.0, "batch": batch}
+    if cfg.generator == "offline" and not llm_verify:
+        return est
     cache = ReplyCache((options or RunOptions()).cache_dir)
     provider, _, model = cfg.generator.partition("/")
 
@@ -105,10 +113,18 @@ def estimate_generation(cfg: GenerateConfig, options: RunOptions | None = None) 
         except Exception:
             return None
 
+    catalog = load_catalog()
     with tempfile.TemporaryDirectory(prefix="dimobench-plan-") as tmp:
-        res = run_stages(cfg, Path(tmp), llm=OfflineBackend())["results"]
-    return llm_render.estimate(cfg.seed, load_catalog(), res["personas"].personas, res["confounders"].turns,
-                               res["qa"].qa, cfg.generator, cached)
+        res = run_stages(cfg, Path(tmp) / "plan", llm=OfflineBackend())["results"]
+        personas, turns, qa = res["personas"].personas, res["confounders"].turns, res["qa"].qa
+        if cfg.generator != "offline":
+            est = {**llm_render.estimate(cfg.seed, catalog, personas, turns, qa, cfg.generator, cached, batch=batch),
+                   "batch": batch}
+        if llm_verify:
+            est["verify"] = llm_render.estimate_verify(cfg.seed, catalog, personas, res["drift"].schedules, turns,
+                                                       qa, cfg.generator, cfg.verifier, cache, Path(tmp) / "render",
+                                                       batch=batch)
+    return est
 
 
 def last_run(out: str | Path) -> dict[str, object] | None:

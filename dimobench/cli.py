@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -51,16 +51,30 @@ def generate(
     concurrency: Annotated[int, typer.Option(help="LLM calls in flight at once.",
                                              envvar="DIMOBENCH_CONCURRENCY")] = 8,
     dry_run: Annotated[bool, typer.Option(help="Print the LLM calls and estimated cost; call nothing.")] = False,
+    batch: Annotated[bool, typer.Option(help="Send the openai generator's (and verifier's) calls through the "
+                                             "OpenAI Batch API: half price, done within 24 h.",
+                                        envvar="DIMOBENCH_BATCH")] = False,
+    wait: Annotated[bool, typer.Option("--wait/--no-wait", help="With --batch: wait for each batch, or exit once "
+                                                                "it is submitted (--resume collects it).")] = True,
+    batch_poll: Annotated[float, typer.Option(help="Seconds between batch status checks.",
+                                              envvar="DIMOBENCH_BATCH_POLL")] = 30.0,
 ) -> None:
     """Generate a drift suite (offline by default: deterministic, no network, no key)."""
+    from dimobench.backends.batch import BatchPending
     from dimobench.errors import DimobenchError
 
+    if not wait and not batch:
+        _fail("--no-wait only applies with --batch")
     try:
         code = _generate(out, preset, dict(turns=turns, drifts=drifts, personas=personas, qa=qa, seed=seed,
                                            traits=traits, transition_frac=transition_frac, cue_rate=cue_rate,
                                            confounder_rate=confounder_rate, generator=generator,
                                            verifier=verifier), force, resume, verify,
-                         dict(base_url=base_url, cache_dir=cache_dir, concurrency=concurrency), dry_run)
+                         dict(base_url=base_url, cache_dir=cache_dir, concurrency=concurrency), dry_run,
+                         dict(wait=wait, poll_s=batch_poll) if batch else None)
+    except BatchPending as exc:  # --no-wait: submitted, not failed
+        typer.echo(f"dimobench: {exc}", err=True)
+        return
     except DimobenchError as exc:
         _fail(str(exc))
     if code:
@@ -68,23 +82,26 @@ def generate(
 
 
 def _generate(out: Path, preset: str | None, overrides: dict[str, object], force: bool, resume: bool,
-              verify: bool, run_options: dict[str, object], dry_run: bool) -> int:
+              verify: bool, run_options: dict[str, object], dry_run: bool,
+              batch: dict[str, Any] | None = None) -> int:
+    from contextlib import nullcontext
+
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     from dimobench.api import estimate_generation, generate_suite, last_run
+    from dimobench.backends.batch import BatchOptions, batching, check_provider
     from dimobench.config import RunOptions, make_config
     from dimobench.pipeline import STAGES
 
     cfg = make_config(preset, **overrides).check()
     options = RunOptions(**run_options)  # type: ignore[arg-type]
     console = Console(stderr=True)
+    if batch is not None:
+        check_provider(cfg.generator)
     if dry_run:
-        est = estimate_generation(cfg, options)
-        cost = est["cost_usd_estimate"]
-        typer.echo(f"dry run: {est['calls']} LLM call(s) to make ({est['cached']} of {est['jobs']} already cached) "
-                   f"with {est['generator']}, ~{est['input_tokens']} input + ~{est['output_tokens']} output tokens, "
-                   f"estimated cost {'unknown (no price for this model)' if cost is None else f'${cost:.2f}'}")
+        est = estimate_generation(cfg, options, verify=verify, batch=batch is not None)
+        _print_estimate(est)
         return 0
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
                   transient=True) as bar:
@@ -95,14 +112,18 @@ def _generate(out: Path, preset: str | None, overrides: dict[str, object], force
             if what != "running":
                 bar.advance(task)
 
-        manifest = generate_suite(cfg, out, force=force, resume=resume, progress=progress, options=options,
-                                  verify=verify)
+        with (batching(BatchOptions(progress=lambda line: bar.update(task, description=line), **batch))
+              if batch is not None else nullcontext()):
+            manifest = generate_suite(cfg, out, force=force, resume=resume, progress=progress, options=options,
+                                      verify=verify)
     from dimobench.report_cli import print_generate_summary, print_llm_summary
 
     print_generate_summary(console, out, manifest, verified=verify)
     run = last_run(out) if cfg.generator != "offline" else None
     if run is not None:
         print_llm_summary(console, out, run)
+        if run.get("batch_calls"):
+            console.print(f"{run['batch_calls']} of those call(s) went through the OpenAI Batch API (batch prices)")
     unverified = 0
     if verify and cfg.verifier != "offline":
         from dimobench.commands.verify import print_llm_verify
@@ -113,6 +134,25 @@ def _generate(out: Path, preset: str | None, overrides: dict[str, object], force
             print_llm_verify(console, out, checked)
             unverified = int(checked.get("unverified") or 0)
     return 1 if manifest.status == "partial" or unverified else 0
+
+
+def _print_estimate(est: dict[str, Any]) -> None:
+    def cost(value: object) -> str:
+        return "unknown (no price for this model)" if value is None else f"${value:.2f}"
+
+    price = " at batch prices" if est.get("batch") else ""
+    typer.echo(f"dry run: {est['calls']} LLM call(s) to make ({est['cached']} of {est['jobs']} already cached) "
+               f"with {est['generator']}, ~{est['input_tokens']} input + ~{est['output_tokens']} output tokens, "
+               f"estimated cost{price} {cost(est['cost_usd_estimate'])}")
+    v = est.get("verify")
+    if isinstance(v, dict):
+        more = (f"; up to {v['rerenders_max']} re-render(s) and as many re-checks more if turns fail their check"
+                if v["rerenders_max"] else "")
+        typer.echo(f"verification: {v['calls']} LLM call(s) to make ({v['cached']} of {v['jobs']} already cached: "
+                   f"{v['items']} QA item(s) + {v['turn_checks']} turn check(s)) with {v['verifier']}, "
+                   f"~{v['input_tokens']} input + ~{v['output_tokens']} output tokens, estimated cost"
+                   f"{' at batch prices' if v.get('batch') else ''} "
+                   f"{cost(v['cost_usd_estimate'])}{more}")
 
 
 @app.command()

@@ -10,7 +10,15 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from dimobench.backends.base import BaseLLM, InvalidReply, Request, TransientError, Usage, retry_after_seconds
+from dimobench.backends.base import (
+    BaseLLM,
+    InvalidReply,
+    Request,
+    TransientError,
+    Usage,
+    retry_after_seconds,
+    strict_schema,
+)
 from dimobench.errors import BackendError
 
 DEFAULT_MODEL = "gpt-4o"
@@ -55,29 +63,39 @@ class OpenAIBackend(BaseLLM):
             return InvalidReply(f"unreadable response: {_brief(exc)}")
         return BackendError(f"{type(exc).__name__}: {_brief(exc)}")
 
-    def _send(self, request: Request, schema: dict[str, Any]) -> tuple[str | None, Usage]:
-        kwargs: dict[str, Any] = {}
+    def body(self, request: Request, schema: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The chat-completions request body for ``request``: what ``_send`` sends and what a batch line holds."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [m.model_dump() for m in request.messages],
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "response_format": {"type": "json_schema", "json_schema": {
+                "name": request.response_model.__name__, "strict": True,
+                "schema": schema if schema is not None else strict_schema(request.response_model)}},
+        }
         if request.seed is not None:
-            kwargs["seed"] = request.seed
-        reply = self.client.chat.completions.create(
-            model=self.model,
-            messages=[m.model_dump() for m in request.messages],  # type: ignore[misc]
-            temperature=request.temperature,
-            max_tokens=request.max_tokens,
-            response_format={"type": "json_schema", "json_schema": {
-                "name": request.response_model.__name__, "strict": True, "schema": schema}},
-            **kwargs,
-        )
-        if not reply.choices:
-            raise InvalidReply("reply has no choices")
-        choice = reply.choices[0]
-        if getattr(choice.message, "refusal", None):
-            raise BackendError(f"the model refused: {str(choice.message.refusal)[:200]}")
-        usage = Usage()
-        if reply.usage is not None:
-            usage = Usage(input_tokens=reply.usage.prompt_tokens or 0,
-                          output_tokens=reply.usage.completion_tokens or 0)
-        return choice.message.content, usage
+            body["seed"] = request.seed
+        return body
+
+    def _send(self, request: Request, schema: dict[str, Any]) -> tuple[str | None, Usage]:
+        return completion_text(self.client.chat.completions.create(**self.body(request, schema)))
+
+
+def completion_text(reply: Any) -> tuple[str | None, Usage]:
+    """The reply text and token counts of a chat completion (the SDK's object, synchronous or from a batch line).
+
+    Raises ``InvalidReply`` for a reply without choices and ``BackendError`` for a refusal.
+    """
+    if not reply.choices:
+        raise InvalidReply("reply has no choices")
+    choice = reply.choices[0]
+    if getattr(choice.message, "refusal", None):
+        raise BackendError(f"the model refused: {str(choice.message.refusal)[:200]}")
+    usage = Usage()
+    if reply.usage is not None:
+        usage = Usage(input_tokens=reply.usage.prompt_tokens or 0, output_tokens=reply.usage.completion_tokens or 0)
+    return choice.message.content, usage
 
 
 def _brief(exc: Exception) -> str:

@@ -2,6 +2,7 @@
 
 Prices are USD per million tokens (input, output), list prices as we last knew them; they are estimates for
 ``--dry-run`` and the run log, never billing. Unknown models (local servers) cost nothing in the estimate.
+Calls made through a provider's batch API are priced at :data:`BATCH_PRICE_FACTOR` of the synchronous price.
 """
 
 from __future__ import annotations
@@ -18,13 +19,21 @@ PRICES: dict[str, tuple[float, float]] = {
     "gemini-2.5-flash": (0.30, 2.50),
 }
 
+BATCH_PRICE_FACTOR: dict[str, float] = {"openai": 0.5}
+"""provider -> share of the synchronous price a batch-API call costs (OpenAI's Batch API: half price)."""
 
-def cost_usd(spec: str, input_tokens: int, output_tokens: int) -> float | None:
-    """Estimated cost of ``spec`` (``provider/model``); None when the model's price is unknown."""
-    price = PRICES.get(spec.partition("/")[2])
+
+def cost_usd(spec: str, input_tokens: int, output_tokens: int, batch: bool = False) -> float | None:
+    """Estimated cost of ``spec`` (``provider/model``); None when the model's price is unknown.
+
+    ``batch=True`` prices the tokens at the provider's batch-API rate.
+    """
+    provider, _, model = spec.partition("/")
+    price = PRICES.get(model)
     if price is None:
         return None
-    return round((input_tokens * price[0] + output_tokens * price[1]) / 1e6, 6)
+    factor = BATCH_PRICE_FACTOR.get(provider, 1.0) if batch else 1.0
+    return round((input_tokens * price[0] + output_tokens * price[1]) * factor / 1e6, 6)
 
 
 @dataclass
@@ -39,11 +48,18 @@ class Ledger:
     failures: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    batch_calls: int = 0
+    """Of ``calls``, those answered through the provider's batch API (their tokens are in ``batch_tokens``)."""
+    batch_tokens: tuple[int, int] = (0, 0)
+    """Input and output tokens of the batch calls (also counted in ``input_tokens``/``output_tokens``)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def record(self, *, cached: bool, attempts: int, input_tokens: int = 0, output_tokens: int = 0,
-               failed: bool = False) -> None:
+               failed: bool = False, batch: bool = False) -> None:
         with self._lock:
+            if batch:
+                self.batch_calls += 1
+                self.batch_tokens = (self.batch_tokens[0] + input_tokens, self.batch_tokens[1] + output_tokens)
             if cached:
                 self.cache_hits += 1
             else:
@@ -54,8 +70,19 @@ class Ledger:
             self.output_tokens += output_tokens
 
     def summary(self) -> dict[str, object]:
+        """Totals; ``batch_calls`` appears only when some call went through a batch API."""
         with self._lock:
-            return {"generator": self.spec, "calls": self.calls, "cache_hits": self.cache_hits,
-                    "attempts": self.attempts, "failures": self.failures, "input_tokens": self.input_tokens,
-                    "output_tokens": self.output_tokens,
-                    "cost_usd_estimate": cost_usd(self.spec, self.input_tokens, self.output_tokens)}
+            out: dict[str, object] = {"generator": self.spec, "calls": self.calls, "cache_hits": self.cache_hits,
+                                      "attempts": self.attempts, "failures": self.failures,
+                                      "input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                                      "cost_usd_estimate": self._cost()}
+            if self.batch_calls:
+                out["batch_calls"] = self.batch_calls
+            return out
+
+    def _cost(self) -> float | None:
+        b_in, b_out = self.batch_tokens
+        sync = cost_usd(self.spec, self.input_tokens - b_in, self.output_tokens - b_out)
+        if sync is None or not self.batch_calls:
+            return sync
+        return round(sync + (cost_usd(self.spec, b_in, b_out, batch=True) or 0.0), 6)

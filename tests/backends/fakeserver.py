@@ -10,10 +10,19 @@ are planted on chosen request numbers (1-based, counted over both endpoints):
 - ``missing``: a 200 whose JSON lacks the first required field;
 - ``garbage``: a 200 whose HTTP body is not JSON at all.
 
-``enum``/``const`` strings get one of their allowed values and integers with ``minimum``/``maximum`` stay in
-range (both chosen by the same hash). ``reply(model, prompt, schema)``, when given, may return the reply value
-itself (e.g. a chosen option); ``prompt`` is every message's text joined by newlines, and None falls back to
-the filled reply. Planted faults apply to chosen replies too.
+The OpenAI Batch API is there too: ``POST /v1/files`` (multipart upload), ``POST /v1/batches``,
+``GET /v1/batches/{id}`` (``validating``, then ``in_progress``, then ``batch_final`` once it has been polled
+``batch_polls`` times), ``POST /v1/batches/{id}/cancel`` and ``GET /v1/files/{id}/content``. Its output is
+built by running each input line's body through the same reply builder as a synchronous call, with faults
+planted per ``custom_id`` (``batch_faults``): ``error`` (the line goes to the error file with a 500),
+``truncated`` and ``missing`` as above. Batch endpoints are not counted in ``count`` nor numbered for
+``faults``; they are listed in ``batch_log``.
+
+``enum``/``const`` strings get one of their allowed values, integers with ``minimum``/``maximum`` stay in
+range and numbers lie within theirs (else in [0, 1]) (all chosen by the same hash).
+``reply(model, prompt, schema)``, when given, may return the reply value itself (e.g. a chosen option);
+``prompt`` is every message's text joined by newlines, and None falls back to the filled reply. Planted faults
+apply to chosen replies too.
 """
 
 from __future__ import annotations
@@ -21,9 +30,12 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable
+from email.parser import BytesParser
+from email.policy import default as email_policy
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -31,14 +43,26 @@ WORDS = ("okay", "sure", "thanks", "right", "alright", "indeed", "honestly", "an
 """The few English words replies use (a test checks none is a state word of the catalog)."""
 
 GEMINI_PATH = re.compile(r"^/v1beta/models/([^/:]+):generateContent$")
+BATCH_PATH = re.compile(r"^(?:/v1)?/(files|batches)(?:/([^/]+))?(?:/(content|cancel))?/?$")
 
 
 class FakeLLMServer:
     """Start with ``with FakeLLMServer(faults={3: "429"}) as srv:``; ``srv.url`` is the base URL."""
 
     def __init__(self, faults: dict[int, str] | None = None, delay: float = 0.0, retry_after: float = 0.0,
-                 reply: Callable[[str, str, dict[str, Any]], Any] | None = None) -> None:
+                 reply: Callable[[str, str, dict[str, Any]], Any] | None = None, batch_polls: int = 3,
+                 batch_faults: dict[str, str] | None = None, batch_final: str = "completed") -> None:
         self.faults = dict(faults or {})
+        self.batch_polls = batch_polls
+        """A batch reaches ``batch_final`` on its ``batch_polls``-th retrieve (set it high to hold batches)."""
+        self.batch_faults = dict(batch_faults or {})
+        self.batch_final = batch_final
+        self.files: dict[str, dict[str, Any]] = {}
+        """Uploaded and generated files: ``{id: {"purpose", "filename", "data": bytes}}``."""
+        self.batches: dict[str, dict[str, Any]] = {}
+        """Batches by id: the batch object plus ``_polls`` and ``_lines`` (the parsed input lines)."""
+        self.batch_log: list[dict[str, Any]] = []
+        """Every Batch API request: method, path, headers (lower-cased names)."""
         self.reply = reply
         self.delay = delay
         self.retry_after = retry_after
@@ -68,6 +92,111 @@ class FakeLLMServer:
             self.requests.append(record)
             return self.count
 
+    @property
+    def batches_created(self) -> int:
+        return sum(1 for r in self.batch_log if r["method"] == "POST" and r["path"].rstrip("/").endswith("/batches"))
+
+    def batch_input_bodies(self) -> list[dict[str, Any]]:
+        """The ``body`` of every line of every submitted batch, in submission order."""
+        return [ln["body"] for b in self.batches.values() for ln in b["_lines"]]
+
+    def batch_route(self, method: str, path: str, headers: dict[str, str], raw: bytes) -> tuple[int, bytes]:
+        """Answer one Batch API request (status, JSON or JSONL body)."""
+        m = BATCH_PATH.match(path.split("?")[0])
+        assert m is not None
+        kind, ident, action = m.groups()
+        with self._lock:
+            self.batch_log.append({"method": method, "path": path, "headers": headers})
+            if kind == "files" and method == "POST" and ident is None:
+                return 200, json.dumps(self._upload(headers.get("content-type", ""), raw)).encode()
+            if kind == "files" and method == "GET" and action == "content" and ident in self.files:
+                return 200, self.files[ident]["data"]
+            if kind == "batches" and method == "POST" and ident is None:
+                return 200, json.dumps(self._create(json.loads(raw or b"{}"))).encode()
+            if kind == "batches" and ident in self.batches and method == "GET" and action is None:
+                return 200, json.dumps(self._poll(ident)).encode()
+            if kind == "batches" and ident in self.batches and method == "POST" and action == "cancel":
+                self.batches[ident]["status"] = "cancelled"
+                return 200, json.dumps(_public(self.batches[ident])).encode()
+        return 404, json.dumps({"error": {"code": 404, "message": f"no such object {path}",
+                                          "type": "invalid_request_error"}}).encode()
+
+    def _upload(self, content_type: str, raw: bytes) -> dict[str, Any]:
+        msg = BytesParser(policy=email_policy).parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
+        fields: dict[str, Any] = {}
+        for part in msg.iter_parts():
+            name = part.get_param("name", header="content-disposition")
+            fields[str(name)] = (part.get_filename(), part.get_payload(decode=True))
+        filename, data = fields["file"]
+        purpose = fields["purpose"][1].decode()
+        file_id = f"file-{len(self.files) + 1}"
+        self.files[file_id] = {"purpose": purpose, "filename": filename, "data": data}
+        return {"id": file_id, "object": "file", "bytes": len(data), "created_at": 0, "filename": filename,
+                "purpose": purpose, "status": "processed"}
+
+    def _create(self, body: dict[str, Any]) -> dict[str, Any]:
+        source = self.files[body["input_file_id"]]
+        lines = [json.loads(ln) for ln in source["data"].decode().splitlines() if ln.strip()]
+        batch_id = f"batch_{len(self.batches) + 1}"
+        self.batches[batch_id] = {
+            "id": batch_id, "object": "batch", "endpoint": body["endpoint"], "errors": None,
+            "input_file_id": body["input_file_id"], "completion_window": body["completion_window"],
+            "status": "validating", "output_file_id": None, "error_file_id": None, "created_at": 0,
+            "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+            "metadata": body.get("metadata"), "_polls": 0, "_lines": lines}
+        return _public(self.batches[batch_id])
+
+    def _poll(self, batch_id: str) -> dict[str, Any]:
+        batch = self.batches[batch_id]
+        if batch["status"] in ("completed", "failed", "expired", "cancelled"):
+            return _public(batch)
+        batch["_polls"] += 1
+        if batch["_polls"] < self.batch_polls:
+            batch["status"] = "validating" if batch["_polls"] == 1 else "in_progress"
+            return _public(batch)
+        batch["status"] = self.batch_final
+        if self.batch_final == "failed":
+            batch["errors"] = {"object": "list", "data": [{"code": "token_limit_exceeded", "message": "too big",
+                                                           "line": None, "param": None}]}
+            return _public(batch)
+        done, failed = [], []
+        for line in batch["_lines"][: None if self.batch_final == "completed" else len(batch["_lines"]) // 2]:
+            fault = self.batch_faults.get(line["custom_id"])
+            if fault == "error":
+                err = {"error": {"message": "boom", "type": "server_error", "code": None}}
+                failed.append({"id": f"batch_req_{line['custom_id']}", "custom_id": line["custom_id"],
+                               "response": {"status_code": 500, "request_id": "req", "body": err}, "error": None})
+                continue
+            done.append({"id": f"batch_req_{line['custom_id']}", "custom_id": line["custom_id"],
+                         "response": {"status_code": 200, "request_id": "req",
+                                      "body": chat_reply(self, line["body"], fault)}, "error": None})
+        for key, rows in (("output_file_id", done), ("error_file_id", failed)):
+            if rows:
+                file_id = f"file-{len(self.files) + 1}"
+                data = "".join(json.dumps(r) + "\n" for r in rows).encode()
+                self.files[file_id] = {"purpose": "batch_output", "filename": f"{batch_id}.jsonl", "data": data}
+                batch[key] = file_id
+        batch["request_counts"] = {"total": len(batch["_lines"]), "completed": len(done), "failed": len(failed)}
+        return _public(batch)
+
+
+def _public(batch: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in batch.items() if not k.startswith("_")}
+
+
+def chat_reply(srv: FakeLLMServer, body: dict[str, Any], fault: str | None) -> dict[str, Any]:
+    """The chat completion a request ``body`` gets (synchronously or as a batch line)."""
+    prompt = json.dumps(body.get("messages", []), sort_keys=True)
+    schema = body["response_format"]["json_schema"]["schema"]
+    chosen = srv.reply(str(body.get("model")), "\n".join(str(m.get("content", ""))
+                                                         for m in body.get("messages", [])),
+                       schema) if srv.reply else None
+    text = _reply_text(schema, prompt, fault, chosen)
+    return {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": body.get("model"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(text) // 4,
+                      "total_tokens": (len(prompt) + len(text)) // 4}}
+
 
 def fill(schema: dict[str, Any], seed: str, path: str = "") -> Any:
     """A value valid against ``schema`` (the strict subset dimobench sends), deterministic in ``seed``."""
@@ -88,6 +217,10 @@ def fill(schema: dict[str, Any], seed: str, path: str = "") -> Any:
         if lo is not None and hi is not None:
             return int(lo) + value % (int(hi) - int(lo) + 1)
         return value
+    if kind == "number":  # within minimum/maximum when given, else in [0, 1]
+        frac = int(hashlib.sha256(f"{seed}{path}".encode()).hexdigest()[:4], 16) / 0xFFFF
+        lo, hi = float(schema.get("minimum", 0.0)), float(schema.get("maximum", 1.0))
+        return round(lo + (hi - lo) * frac, 4)
     if kind == "boolean":
         return True
     h = hashlib.sha256(f"{seed}|{path}".encode()).hexdigest()
@@ -110,6 +243,12 @@ def _handler(srv: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: object) -> None:  # keep test output quiet
             pass
 
+        def setup(self) -> None:
+            super().setup()
+            # headers and body go out in two writes: without this, Nagle's algorithm holds the body back
+            # until the client's delayed ACK (~40 ms a call)
+            self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
         def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -119,9 +258,19 @@ def _handler(srv: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(body)
 
+        def do_GET(self) -> None:  # noqa: N802 - http.server's name
+            if BATCH_PATH.match(self.path.split("?")[0]):
+                status, data = srv.batch_route("GET", self.path, {k.lower(): v for k, v in self.headers.items()}, b"")
+                return self._send(status, data)
+            self._send(404, json.dumps({"error": {"code": 404, "message": f"no route {self.path}"}}).encode())
+
         def do_POST(self) -> None:  # noqa: N802 - http.server's name
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length)
+            if BATCH_PATH.match(self.path.split("?")[0]):  # the Batch API: not counted, never faulted by number
+                status, data = srv.batch_route("POST", self.path, {k.lower(): v for k, v in self.headers.items()},
+                                               raw)
+                return self._send(status, data)
             try:
                 body = json.loads(raw or b"{}")
             except ValueError:
@@ -148,18 +297,7 @@ def _handler(srv: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             self._send(404, json.dumps({"error": {"code": 404, "message": f"no route {self.path}"}}).encode())
 
         def _openai(self, body: dict[str, Any], fault: str | None) -> None:
-            prompt = json.dumps(body.get("messages", []), sort_keys=True)
-            schema = body["response_format"]["json_schema"]["schema"]
-            chosen = srv.reply(str(body.get("model")), "\n".join(str(m.get("content", ""))
-                                                                 for m in body.get("messages", [])),
-                               schema) if srv.reply else None
-            text = _reply_text(schema, prompt, fault, chosen)
-            reply = {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": body.get("model"),
-                     "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                  "finish_reason": "stop"}],
-                     "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(text) // 4,
-                               "total_tokens": (len(prompt) + len(text)) // 4}}
-            self._send(200, json.dumps(reply).encode())
+            self._send(200, json.dumps(chat_reply(srv, body, fault)).encode())
 
         def _gemini(self, model: str, body: dict[str, Any], fault: str | None) -> None:
             prompt = json.dumps([body.get("systemInstruction"), body.get("contents")], sort_keys=True)
