@@ -66,6 +66,12 @@ class PreCoMemConfig(BaseModel):
     available)."""
     nli_temperature: float | None = None
     """Temperature for the NLI logits; None uses the one fitted on held-out SNLI with the head."""
+    agents: str = Field("rules", pattern=r"^(rules|(openai|gemini)(/\S+)?)$")
+    """Sub-agents (extraction, targets and strengths): ``rules`` (deterministic, offline) or an LLM,
+    ``openai/<model>`` or ``gemini/<model>`` (bare provider: its default model), reached through dimobench's
+    backends (structured output, retries, the shared reply cache at temperature 0) when the first observation
+    needs it. A call that fails after its retries hands that observation to the rules (``stats()
+    ["agents_fallbacks"]``). ``PreCoMem(config, agents=...)`` overrides it (e.g. with a base URL)."""
 
     # --- retrieval ---
     top_k: int = 10

@@ -9,11 +9,12 @@ import numpy as np
 
 from precomem import operators as ops
 from precomem import topics
-from precomem.agents import Candidate, Proposition, RuleAgents, SubAgents
+from precomem.agents import Candidate, Proposition, SubAgents
 from precomem.beliefs import BeliefStore
 from precomem.config import PreCoMemConfig
 from precomem.encoders import Encoder, calibrated, make_encoder, tokenize
 from precomem.episodic import EpisodicCache
+from precomem.llm_agents import make_agents
 from precomem.nli import Verifier, gated_contradiction, make_verifier
 from precomem.records import RecallItem, Regime, Update
 from precomem.retrieval import hybrid_scores, top_k
@@ -41,9 +42,9 @@ class PreCoMem:
         agents: SubAgents | None = None,
         encoder: Encoder | None = None,
     ) -> None:
-        """Build an empty engine; models load lazily on the first observe or recall."""
+        """Build an empty engine; models (and the LLM behind ``config.agents``) load lazily on first use."""
         self.config = config or PreCoMemConfig()
-        self.agents: SubAgents = agents or RuleAgents()
+        self.agents: SubAgents = agents or make_agents(self.config.agents)
         self.encoder: Encoder = encoder or make_encoder(self.config)
         self.store = BeliefStore(self.encoder.dim, self.config.bm25_k1, self.config.bm25_b)
         self.store.background = self.config.background_rate
@@ -400,6 +401,7 @@ class PreCoMem:
             "deprecated_share_topk": round(self._deprecated_slots / self._recalls, 4) if self._recalls else 0.0,
             "episodes": len(self.episodes),
             "regimes": dict(self.counts),
+            "agents_fallbacks": int(getattr(self.agents, "fallbacks", 0)),
             "encoders": self.encoders(),
         }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 ABLATIONS: dict[str, dict[str, Any]] = {
@@ -20,20 +21,35 @@ ABLATIONS: dict[str, dict[str, Any]] = {
 class PreCoMemSystem:
     """One PreCoMem engine per persona; observes the user's utterances."""
 
-    def __init__(self, variant: str = "", **config: Any) -> None:
-        """``variant``: one of :data:`ABLATIONS`; ``config``: extra PreCoMemConfig fields."""
+    def __init__(self, variant: str = "", *, base_url: str | None = None, cache_dir: Path | None = None,
+                 **config: Any) -> None:
+        """``variant``: one of :data:`ABLATIONS`; ``config``: extra PreCoMemConfig fields, ``agents`` among them
+        (``rules``, ``openai/<model>``, ``gemini/<model>``); ``base_url``/``cache_dir``: where LLM agents go."""
         from precomem import PreCoMemConfig
 
         if variant not in ABLATIONS:
             raise ValueError(f"unknown PreCoMem variant {variant!r} (choose from {', '.join(filter(None, ABLATIONS))})")
         self.config = PreCoMemConfig(**{**ABLATIONS[variant], **config})
         self.mem: Any = None
+        self.backend: Any = None
+        if self.config.agents != "rules":
+            from dimobench.backends.precomem_adapter import AgentBackend
+
+            # One backend (client and reply cache) for every persona, resolved now so that a missing key or
+            # SDK fails before the replay starts instead of sending every observation to the rules.
+            self.backend = AgentBackend(self.config.agents, base_url=base_url, cache_dir=cache_dir)
+            self.backend.resolve()
 
     def reset(self, persona_id: str) -> None:
         """Start a fresh engine (models are shared within the process, so this is cheap)."""
         from precomem import PreCoMem
 
-        self.mem = PreCoMem(self.config)
+        agents = None
+        if self.backend is not None:
+            from precomem.llm_agents import GuardedAgents, LLMAgents
+
+            agents = GuardedAgents(LLMAgents(self.backend))
+        self.mem = PreCoMem(self.config, agents)
 
     def observe(self, turn: Any) -> None:
         """Feed the user's utterance with its turn number and timestamp."""
