@@ -6,9 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 from fakeserver import FakeLLMServer
-
-OPENAI_KEY = "sk-test-NEVER-WRITE-7f3a9c1e5b"
-GEMINI_KEY = "gm-test-NEVER-WRITE-2d8e4f6a0c"
+from llmkeys import GEMINI_KEY, OPENAI_KEY
 
 
 @pytest.fixture(autouse=True)

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import OPENAI_KEY
 from fakeserver import FakeLLMServer
+from llmkeys import OPENAI_KEY
 
 from dimobench.backends.usage import BATCH_PRICE_FACTOR, Ledger, cost_usd
 

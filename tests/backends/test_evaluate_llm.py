@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GEMINI_KEY, OPENAI_KEY
 from fakeserver import FakeLLMServer
+from llmkeys import assert_no_key_anywhere
 from pydantic import ValidationError
 
 from dimobench.evaluate import scoring
@@ -69,16 +69,6 @@ def deterministic(out: Path) -> dict[str, Any]:
     files: dict[str, Any] = {f.name: f.read_bytes() for f in sorted(out.glob("answers-*.jsonl"))}
     files["report.json"] = _drop_latency(json.loads((out / "report.json").read_text()))
     return files
-
-
-def assert_no_key_anywhere(*roots: Path, texts: tuple[str, ...] = ()) -> None:
-    for root in roots:
-        for f in root.rglob("*"):
-            if f.is_file():
-                data = f.read_bytes()
-                assert OPENAI_KEY.encode() not in data and GEMINI_KEY.encode() not in data, f
-    for t in texts:
-        assert OPENAI_KEY not in t and GEMINI_KEY not in t
 
 
 @pytest.mark.parametrize("provider", ["openai", "gemini"])

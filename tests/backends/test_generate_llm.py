@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import GEMINI_KEY, OPENAI_KEY
 from fakeserver import FakeLLMServer
+from llmkeys import OPENAI_KEY, assert_no_key_anywhere
 
 SMALL = ["--personas", "1", "--turns", "120", "--drifts", "1", "--no-verify"]
 
@@ -30,16 +30,6 @@ def run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
 
 def suite_bytes(out: Path) -> dict[str, bytes]:
     return {f.name: f.read_bytes() for f in sorted(out.iterdir()) if f.is_file()}
-
-
-def assert_no_key_anywhere(*roots: Path, texts: tuple[str, ...] = ()) -> None:
-    for root in roots:
-        for f in root.rglob("*"):
-            if f.is_file():
-                data = f.read_bytes()
-                assert OPENAI_KEY.encode() not in data and GEMINI_KEY.encode() not in data, f
-    for t in texts:
-        assert OPENAI_KEY not in t and GEMINI_KEY not in t
 
 
 @pytest.mark.parametrize("provider", ["openai", "gemini"])

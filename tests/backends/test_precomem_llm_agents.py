@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GEMINI_KEY, OPENAI_KEY
 from fakeserver import FakeLLMServer
+from llmkeys import GEMINI_KEY, OPENAI_KEY
 from pydantic import ValidationError
 
 from dimobench.backends.precomem_adapter import llm_agents

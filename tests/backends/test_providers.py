@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import GEMINI_KEY, OPENAI_KEY
 from fakeserver import FakeLLMServer
+from llmkeys import GEMINI_KEY, OPENAI_KEY
 
 from dimobench.backends import resolve_backend
 from dimobench.backends.base import BaseLLM, Message, Request

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GEMINI_KEY, OPENAI_KEY
 from fakeserver import FakeLLMServer
+from llmkeys import OPENAI_KEY, assert_no_key_anywhere
 
 from dimobench import prompts
 from dimobench.backends.scripted import ScriptedBackend
@@ -56,16 +56,6 @@ def outputs(suite: Path) -> dict[str, bytes]:
 
 def lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(ln) for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
-
-
-def assert_no_key_anywhere(*roots: Path, texts: tuple[str, ...] = ()) -> None:
-    for root in roots:
-        for f in root.rglob("*"):
-            if f.is_file():
-                data = f.read_bytes()
-                assert OPENAI_KEY.encode() not in data and GEMINI_KEY.encode() not in data, f
-    for t in texts:
-        assert OPENAI_KEY not in t and GEMINI_KEY not in t
 
 
 @pytest.fixture(scope="module")
