@@ -18,6 +18,9 @@ import tempfile
 import time
 from pathlib import Path
 
+# This folder holds benchmarks/precomem.py; run as a script, it would shadow the precomem package.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
 
 def main() -> None:
     ap = argparse.ArgumentParser()
