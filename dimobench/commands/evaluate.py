@@ -22,7 +22,8 @@ def evaluate(
                                       envvar="DIMOBENCH_EVAL_OUT")],
     system: Annotated[list[str], typer.Option(
         help="Built-in (precomem, precomem:no_profile, ..., none, full, recency, window, bm25, oracle; with "
-             "extras mem0-raw, langmem-store, amem-raw) or module:Class; repeat for several.",
+             "extras mem0-raw, langmem-store, amem-raw, and with --memory-llm mem0, amem) or module:Class; "
+             "repeat for several.",
         envvar="DIMOBENCH_SYSTEM")] = ["precomem"],  # noqa: B006
     k: Annotated[int, typer.Option(help="Items recalled per question (same for every system).",
                                    envvar="DIMOBENCH_K")] = 10,
@@ -47,6 +48,12 @@ def evaluate(
                                                       envvar="DIMOBENCH_CACHE_DIR")] = None,
     concurrency: Annotated[int, typer.Option(help="LLM calls in flight at once.",
                                              envvar="DIMOBENCH_CONCURRENCY")] = 8,
+    agents: Annotated[str, typer.Option(
+        help="Sub-agents of precomem and its ablations: rules, or an LLM (openai/MODEL, gemini/MODEL) reached "
+             "through --base-url and cached in --cache-dir.", envvar="DIMOBENCH_AGENTS")] = "rules",
+    memory_llm: Annotated[Optional[str], typer.Option(
+        help="LLM of the full-mode systems mem0 and amem (openai/MODEL), reached through --base-url and cached "
+             "in --cache-dir; key from OPENAI_API_KEY.", envvar="DIMOBENCH_MEMORY_LLM")] = None,
 ) -> None:
     """Score memory systems on drift suites: answers, report.json, report.md and plots in --out."""
     from dimobench.errors import DimobenchError
@@ -54,7 +61,7 @@ def evaluate(
     try:
         code = _evaluate(suites, out, system, k, window_n, window, seed, bootstrap, embedding, plots,
                          dict(answerer=answerer, free_text=free_text, judges=judge, base_url=base_url,
-                              cache_dir=cache_dir, concurrency=concurrency))
+                              cache_dir=cache_dir, concurrency=concurrency, agents=agents, memory_llm=memory_llm))
     except DimobenchError as exc:
         _fail(str(exc))
     if code:
@@ -67,10 +74,12 @@ def _evaluate(suites: list[Path], out: Path, systems: list[str], k: int, window_
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from dimobench.backends.precomem_adapter import check_agents
     from dimobench.errors import ConfigError
     from dimobench.evaluate.api import EvalConfig
     from dimobench.evaluate.api import evaluate as run_evaluation
     from dimobench.evaluate.llm_answerer import check_roles
+    from dimobench.evaluate.systems.adapters.memory_llm import check_memory_llm
     from dimobench.suite import load_suite
 
     try:
@@ -80,6 +89,8 @@ def _evaluate(suites: list[Path], out: Path, systems: list[str], k: int, window_
         err = exc.errors()[0]
         raise ConfigError(f"--{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
     check_roles(cfg.answerer, cfg.free_text, cfg.judges)  # one clear line before any suite is read
+    check_agents(cfg.agents)
+    check_memory_llm(cfg.memory_llm)
     total = sum(len(load_suite(p).dialogues) for p in suites) * len(dict.fromkeys(systems))
     console = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

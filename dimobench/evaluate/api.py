@@ -50,6 +50,12 @@ class EvalConfig(BaseModel):
     """LLM reply cache (default ``$DIMOBENCH_CACHE_DIR`` or the user cache directory); not recorded."""
     concurrency: int = Field(8, ge=1)
     """LLM calls in flight at once (per persona, after its replay); changes no answer, not recorded."""
+    agents: str = "rules"
+    """Sub-agents of the PreCoMem systems (precomem and its ablations): ``rules`` or an LLM, ``openai/<model>``
+    or ``gemini/<model>``, reached through ``base_url`` and cached in ``cache_dir`` like the answerer."""
+    memory_llm: str | None = None
+    """LLM of the full-mode outside systems (``mem0``, ``amem``): ``openai/<model>``, reached through ``base_url``
+    and cached in ``cache_dir``; unset, those systems fail with one line saying they need one."""
 
 
 def _suite_keys(paths: list[Path]) -> list[str]:
@@ -77,19 +83,26 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     fails, the report of the finished systems is written, then :class:`SystemFailure` is raised.
     """
     from dimobench import __version__
+    from dimobench.backends.precomem_adapter import check_agents, describe_agents
     from dimobench.evaluate.answerer import OfflineAnswerer
     from dimobench.evaluate.embed import get_embedder, set_default_backend
     from dimobench.evaluate.systems import make_system
+    from dimobench.evaluate.systems.adapters import LLM_ADAPTERS
+    from dimobench.evaluate.systems.adapters.memory_llm import describe_memory_llm
 
     set_default_backend(cfg.embedding)
     llm = _llm_answerer(cfg)  # a missing key or SDK fails here, before anything is loaded or replayed
+    agents = check_agents(cfg.agents)
+    precomem = {} if agents == "rules" else {"agents": agents, "base_url": cfg.base_url, "cache_dir": cfg.cache_dir}
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     keys = _suite_keys(cfg.suites)
     suites: dict[str, Suite] = {k: load_suite(p) for k, p in zip(keys, cfg.suites, strict=True)}
     systems = list(dict.fromkeys(cfg.systems))
-    built = {name: make_system(name, cfg.window_n) for name in systems}  # bad names fail before any run
+    memory_llm = _memory_llm(cfg)
+    built = {name: make_system(name, cfg.window_n, precomem, memory_llm)  # bad names fail before any run
+             for name in systems}
     answerer = llm if llm is not None else OfflineAnswerer(get_embedder(cfg.embedding))
     runs: dict[str, list[SystemRun]] = {}
     files: dict[str, str] = {}
@@ -98,8 +111,12 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
               "suites": keys, "suite_paths": [str(p) for p in cfg.suites],
               "suite_configs": {k: s.manifest.config for k, s in suites.items()},
               "systems": systems, "answerer": answerer.describe(), "answers": files, "status": "complete"}
+    if any(s == "precomem" or s.startswith("precomem:") for s in systems):
+        config["precomem_agents"] = describe_agents(agents)
     if llm is not None and llm.judges is not None:
         config["judges"] = llm.judges.describe()
+    if memory_llm is not None and any(s in LLM_ADAPTERS for s in systems):
+        config["memory_llm"] = describe_memory_llm(memory_llm["spec"])
     try:
         for name in systems:
             runs[name] = [run_system(name, built[name], suites[k], k, answerer, cfg.k, cfg.stats_every, progress)
@@ -114,6 +131,14 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
         if llm is not None:
             _log_llm_run(out, llm, runs)
     return _write_report(runs, suites, config, cfg, out)
+
+
+def _memory_llm(cfg: EvalConfig) -> dict[str, Any] | None:
+    """``make_system``'s ``memory_llm`` (``spec``, ``base_url``, ``cache_dir``), or None without ``--memory-llm``."""
+    from dimobench.evaluate.systems.adapters.memory_llm import check_memory_llm
+
+    spec = check_memory_llm(cfg.memory_llm)
+    return None if spec is None else {"spec": spec, "base_url": cfg.base_url, "cache_dir": cfg.cache_dir}
 
 
 def _llm_answerer(cfg: EvalConfig) -> Any:

@@ -11,8 +11,9 @@ from dimobench.evaluate.protocol import SystemFailure, check_methods, import_cla
 BASELINES = ("none", "full", "recency", "window", "bm25", "oracle")
 PRECOMEM_VARIANTS = ("no_profile", "no_correct", "no_maintain", "no_reliability", "no_confidence",
                      "random_routing", "a1")
-ADAPTER_SYSTEMS = ("mem0-raw", "langmem-store", "amem-raw")
-"""Outside libraries behind pip extras (imported only when chosen): see ``systems/adapters``."""
+ADAPTER_SYSTEMS = ("mem0-raw", "langmem-store", "amem-raw", "mem0", "amem")
+"""Outside libraries behind pip extras (imported only when chosen; ``mem0``, ``amem`` need ``memory_llm``): see
+``systems/adapters``."""
 BUILTINS: tuple[str, ...] = ("precomem", *(f"precomem:{v}" for v in PRECOMEM_VARIANTS), *BASELINES,
                              *ADAPTER_SYSTEMS)
 """Every built-in system name."""
@@ -25,15 +26,16 @@ def is_builtin(name: str) -> bool:
     return name in BUILTINS
 
 
-def _builtin_factory(name: str, window_n: int) -> Callable[[], Any]:
+def _builtin_factory(name: str, window_n: int, precomem: dict[str, Any] | None = None,
+                     memory_llm: dict[str, Any] | None = None) -> Callable[[], Any]:
     if name in ADAPTER_SYSTEMS:
         from dimobench.evaluate.systems.adapters import load_adapter
 
-        return load_adapter(name)
+        return load_adapter(name, memory_llm)
     if name == "precomem" or name.startswith("precomem:"):
         from dimobench.evaluate.systems.precomem_system import PreCoMemSystem
 
-        return partial(PreCoMemSystem, name.partition(":")[2])
+        return partial(PreCoMemSystem, name.partition(":")[2], **(precomem or {}))
     from dimobench.evaluate.systems import baselines, oracle
 
     table: dict[str, Callable[[], Any]] = {
@@ -44,10 +46,15 @@ def _builtin_factory(name: str, window_n: int) -> Callable[[], Any]:
     return table[name]
 
 
-def make_system(name: str, window_n: int = 20) -> Any:
-    """Build a system from a built-in name or ``module:Class``; :class:`SystemFailure` with one clear line."""
+def make_system(name: str, window_n: int = 20, precomem: dict[str, Any] | None = None,
+                memory_llm: dict[str, Any] | None = None) -> Any:
+    """Build a system from a built-in name or ``module:Class``; :class:`SystemFailure` with one clear line.
+
+    ``precomem``: keyword arguments for the built-in PreCoMem systems (``agents``, ``base_url``, ``cache_dir``).
+    ``memory_llm``: the LLM of the full-mode adapters ``mem0`` and ``amem`` (``spec``, ``base_url``, ``cache_dir``).
+    """
     if is_builtin(name):
-        system = instantiate(name, _builtin_factory(name, window_n))
+        system = instantiate(name, _builtin_factory(name, window_n, precomem, memory_llm))
         check_methods(name, system)
         return system
     if ":" not in name:

@@ -3,6 +3,8 @@
 Offline and without an LLM, each of them stores the raw user turns and ranks them by embedding similarity
 with the packaged MiniLM model, so what runs is their storage and retrieval layer, not their LLM memory policy
 (fact extraction, updates, note evolution). The names say so: ``mem0-raw``, ``langmem-store``, ``amem-raw``.
+With an LLM (``--memory-llm``), ``mem0`` and ``amem`` run the full libraries, their memory policies included,
+through dimobench's backend (:mod:`.memory_llm`).
 
 A library is imported only when its system is chosen; a missing one gives one line naming the extra.
 """
@@ -15,6 +17,7 @@ import importlib.util
 import io
 import socket
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 from dimobench.evaluate.protocol import SystemFailure
@@ -26,19 +29,39 @@ ADAPTERS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "amem-raw": ("amem", "dimobench.evaluate.systems.adapters.amem_raw:AMemRaw", ("agentic_memory", "chromadb")),
 }
 """System name -> (pip extra, ``module:Class``, modules the extra provides)."""
+LLM_ADAPTERS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "mem0": ("mem0", "dimobench.evaluate.systems.adapters.mem0_full:Mem0Full", ("mem0", "faiss")),
+    "amem": ("amem", "dimobench.evaluate.systems.adapters.amem_full:AMemFull", ("agentic_memory", "chromadb")),
+}
+"""Full mode, the library's LLM memory policy on (``--memory-llm``): same shape as :data:`ADAPTERS`."""
 
-__all__ = ["ADAPTERS", "closed_port", "load_adapter", "minilm_path", "quiet", "user_text"]
+__all__ = ["ADAPTERS", "LLM_ADAPTERS", "closed_port", "load_adapter", "minilm_path", "quiet", "user_text"]
 
 
-def load_adapter(name: str) -> Callable[[], Any]:
-    """The adapter class for ``name``; :class:`SystemFailure` naming the extra when its library is missing."""
-    extra, spec, modules = ADAPTERS[name]
+def load_adapter(name: str, memory_llm: dict[str, Any] | None = None) -> Callable[[], Any]:
+    """The adapter class for ``name``; :class:`SystemFailure` naming the extra when its library is missing.
+
+    A full-mode adapter comes bound to its LLM, built from ``memory_llm`` (``spec``, ``base_url``,
+    ``cache_dir``); without one, :class:`SystemFailure` says it needs an LLM.
+    """
+    extra, spec, modules = ADAPTERS.get(name) or LLM_ADAPTERS[name]
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
         raise SystemFailure(f"system {name!r} needs the {extra!r} extra: pip install 'dimobench[{extra}]' "
                             f"(missing module {missing[0]!r})")
+    llm = None
+    if name in LLM_ADAPTERS:
+        from dimobench.evaluate.systems.adapters.memory_llm import MemoryLLM, needs_llm
+
+        if not memory_llm or not memory_llm.get("spec"):
+            raise needs_llm(name)
+        try:
+            llm = MemoryLLM(**memory_llm)
+        except SystemFailure as exc:
+            raise SystemFailure(f"system {name!r}: {exc}") from None
     module_name, _, attr = spec.partition(":")
-    return getattr(importlib.import_module(module_name), attr)  # type: ignore[no-any-return]
+    cls = getattr(importlib.import_module(module_name), attr)
+    return cls if llm is None else partial(cls, llm)  # type: ignore[no-any-return]
 
 
 def minilm_path() -> str:

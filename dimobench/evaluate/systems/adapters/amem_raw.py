@@ -72,9 +72,13 @@ class AMemRaw:
                 if note is None:
                     continue
                 turn = self.turn_of.get(hit["id"])
-                out.append({"text": note.content, "score": 1.0 - float(hit["score"]),
+                out.append({"text": self._text(note), "score": 1.0 - float(hit["score"]),
                             "source_turns": [turn] if turn else []})
         return out
+
+    def _text(self, note: Any) -> str:
+        """What recall returns of a note: its content (the raw user turn)."""
+        return str(note.content)
 
     def stats(self) -> dict[str, Any]:
         """Raw items = stored notes."""

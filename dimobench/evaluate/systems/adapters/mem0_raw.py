@@ -29,31 +29,48 @@ def _mem0_home() -> None:
         os.environ["MEM0_DIR"] = home
 
 
+def _no_spacy_download() -> None:
+    """mem0 lemmatizes with spaCy when it is installed and downloads ``en_core_web_sm`` when that is missing;
+    mark the model as failed instead (mem0 then skips lemmas and entity links), so nothing is fetched."""
+    import importlib.util
+
+    if importlib.util.find_spec("spacy") is not None and importlib.util.find_spec("en_core_web_sm") is None:
+        import mem0.utils.spacy_models as spacy_models
+
+        spacy_models._load_failed_full = spacy_models._load_failed_lemma = True  # type: ignore[attr-defined]
+
+
+def open_memory(root: str, llm_config: dict[str, Any]) -> Any:
+    """A mem0 ``Memory`` in ``root`` (FAISS, the packaged MiniLM, telemetry off) with ``llm_config`` for its
+    ``openai`` LLM provider."""
+    os.environ["MEM0_TELEMETRY"] = "False"  # read at import: no posthog events, no remote notices
+    _mem0_home()
+    import mem0.memory.main as mem0_main
+    import mem0.memory.telemetry as mem0_telemetry
+    from mem0 import Memory
+
+    # mem0 may have been imported before the variable was set; its flag is a module global
+    mem0_telemetry.MEM0_TELEMETRY = mem0_main.MEM0_TELEMETRY = False  # type: ignore[attr-defined]
+    _no_spacy_download()
+
+    logging.getLogger("mem0").setLevel(logging.ERROR)  # "faiss has no keyword search", "resetting" ...
+    return Memory.from_config({
+        "embedder": {"provider": "huggingface", "config": {"model": minilm_path(), "embedding_dims": DIMS}},
+        "vector_store": {"provider": "faiss", "config": {
+            "path": os.path.join(root, "faiss"), "collection_name": "dimobench", "embedding_model_dims": DIMS}},
+        "llm": {"provider": "openai", "config": llm_config},
+        "history_db_path": os.path.join(root, "history.db"),
+    })
+
+
 class Mem0Raw:
     """mem0 ``Memory`` storing raw user turns (``infer=False``), retrieved by embedding similarity."""
 
     def __init__(self) -> None:
         """Build one ``Memory`` in a temporary directory (the embedder loads once; resets clear the store)."""
         self._tmp = tempfile.TemporaryDirectory(prefix="dimobench-mem0-")
-        root = self._tmp.name
-        os.environ["MEM0_TELEMETRY"] = "False"  # read at import: no posthog events, no remote notices
-        _mem0_home()
-        import mem0.memory.main as mem0_main
-        import mem0.memory.telemetry as mem0_telemetry
-        from mem0 import Memory
-
-        # mem0 may have been imported before the variable was set; its flag is a module global
-        mem0_telemetry.MEM0_TELEMETRY = mem0_main.MEM0_TELEMETRY = False  # type: ignore[attr-defined]
-
-        logging.getLogger("mem0").setLevel(logging.ERROR)  # "faiss has no keyword search", "resetting" ...
-        self.memory = Memory.from_config({
-            "embedder": {"provider": "huggingface", "config": {"model": minilm_path(), "embedding_dims": DIMS}},
-            "vector_store": {"provider": "faiss", "config": {
-                "path": os.path.join(root, "faiss"), "collection_name": "dimobench", "embedding_model_dims": DIMS}},
-            "llm": {"provider": "openai", "config": {
-                "api_key": "unused", "openai_base_url": f"http://127.0.0.1:{closed_port()}/v1"}},
-            "history_db_path": os.path.join(root, "history.db"),
-        })
+        self.memory = open_memory(self._tmp.name, {
+            "api_key": "unused", "openai_base_url": f"http://127.0.0.1:{closed_port()}/v1"})
         self.user_id = ""
         self.resets = 0
         self.stored = 0
