@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dimobench.evaluate.answerer import OfflineAnswerer
+from dimobench.evaluate.embed import get_embedder
 from dimobench.evaluate.protocol import Recalled
 
 SLEEP_OPTIONS = ["Afternoon naps dozing on the sofa", "Testing a new memory foam mattress",
@@ -18,7 +19,8 @@ SOCIAL = "plays five-a-side football after work with coworkers every Thursday"
 
 @pytest.fixture(scope="module")
 def answerer() -> OfflineAnswerer:
-    return OfflineAnswerer()
+    # MiniLM by name: other tests set the process-wide default embedder to the hashing fallback
+    return OfflineAnswerer(get_embedder("minilm"))
 
 
 def _items(*pairs: tuple[str, float, int]) -> list[Recalled]:
