@@ -12,6 +12,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from dimobench.cli_options import BaseUrl, BatchPoll, CacheDir, Concurrency
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Build, verify and run drift benchmarks for long-term dialogue memory.")
 
@@ -44,20 +46,16 @@ def generate(
         envvar="DIMOBENCH_GENERATOR")] = None,
     verifier: Annotated[Optional[str], typer.Option(help="Backend for stage 6, like --generator (default offline).",
                                                     envvar="DIMOBENCH_VERIFIER")] = None,
-    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible server (or Gemini endpoint) URL.",
-                                                    envvar="DIMOBENCH_BASE_URL")] = None,
-    cache_dir: Annotated[Optional[Path], typer.Option(help="LLM reply cache (default: the user cache dir).",
-                                                      envvar="DIMOBENCH_CACHE_DIR")] = None,
-    concurrency: Annotated[int, typer.Option(help="LLM calls in flight at once.",
-                                             envvar="DIMOBENCH_CONCURRENCY")] = 8,
+    base_url: BaseUrl = None,
+    cache_dir: CacheDir = None,
+    concurrency: Concurrency = 8,
     dry_run: Annotated[bool, typer.Option(help="Print the LLM calls and estimated cost; call nothing.")] = False,
     batch: Annotated[bool, typer.Option(help="Send the openai generator's (and verifier's) calls through the "
                                              "OpenAI Batch API: half price, done within 24 h.",
                                         envvar="DIMOBENCH_BATCH")] = False,
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="With --batch: wait for each batch, or exit once "
                                                                 "it is submitted (--resume collects it).")] = True,
-    batch_poll: Annotated[float, typer.Option(help="Seconds between batch status checks.",
-                                              envvar="DIMOBENCH_BATCH_POLL")] = 30.0,
+    batch_poll: BatchPoll = 30.0,
 ) -> None:
     """Generate a drift suite (offline by default: deterministic, no network, no key)."""
     from dimobench.backends.batch import BatchPending

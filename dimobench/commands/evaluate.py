@@ -10,6 +10,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from dimobench.cli_options import BaseUrl, CacheDir, Concurrency
+
 
 def _fail(message: str) -> None:
     typer.echo(f"dimobench: error: {message}", err=True)
@@ -42,12 +44,9 @@ def evaluate(
     judge: Annotated[list[str], typer.Option(
         help="LLM judge of free-text answers, like --answerer; repeat for 2-3 judges (majority vote).",
         envvar="DIMOBENCH_JUDGE")] = [],  # noqa: B006
-    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible server (or Gemini endpoint) URL.",
-                                                    envvar="DIMOBENCH_BASE_URL")] = None,
-    cache_dir: Annotated[Optional[Path], typer.Option(help="LLM reply cache (default: the user cache dir).",
-                                                      envvar="DIMOBENCH_CACHE_DIR")] = None,
-    concurrency: Annotated[int, typer.Option(help="LLM calls in flight at once.",
-                                             envvar="DIMOBENCH_CONCURRENCY")] = 8,
+    base_url: BaseUrl = None,
+    cache_dir: CacheDir = None,
+    concurrency: Concurrency = 8,
     agents: Annotated[str, typer.Option(
         help="Sub-agents of precomem and its ablations: rules, or an LLM (openai/MODEL, gemini/MODEL) reached "
              "through --base-url and cached in --cache-dir.", envvar="DIMOBENCH_AGENTS")] = "rules",

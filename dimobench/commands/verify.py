@@ -12,6 +12,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from dimobench.cli_options import BaseUrl, BatchPoll, CacheDir, Concurrency
+
 
 def verify(
     suite: Annotated[Path, typer.Argument(help="Suite directory.")],
@@ -32,12 +34,9 @@ def verify(
     show: Annotated[Optional[str], typer.Option(help="Print one item, its evidence and its verdicts.")
                     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
-    base_url: Annotated[Optional[str], typer.Option(help="OpenAI-compatible server (or Gemini endpoint) URL.",
-                                                    envvar="DIMOBENCH_BASE_URL")] = None,
-    cache_dir: Annotated[Optional[Path], typer.Option(help="LLM reply cache (default: the user cache dir).",
-                                                      envvar="DIMOBENCH_CACHE_DIR")] = None,
-    concurrency: Annotated[int, typer.Option(help="LLM calls in flight at once.",
-                                             envvar="DIMOBENCH_CONCURRENCY")] = 8,
+    base_url: BaseUrl = None,
+    cache_dir: CacheDir = None,
+    concurrency: Concurrency = 8,
     resume: Annotated[bool, typer.Option(help="Keep the calls an interrupted LLM run finished.")] = False,
     generator: Annotated[Optional[str], typer.Option(
         help="Backend that re-renders unfaithful turns of an LLM-written suite (default: the suite's own).")
@@ -47,8 +46,7 @@ def verify(
                                              "price, done within 24 h.", envvar="DIMOBENCH_BATCH")] = False,
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="With --batch: wait for each batch, or exit once "
                                                                 "it is submitted (rerun to collect it).")] = True,
-    batch_poll: Annotated[float, typer.Option(help="Seconds between batch status checks.",
-                                              envvar="DIMOBENCH_BATCH_POLL")] = 30.0,
+    batch_poll: BatchPoll = 30.0,
 ) -> None:
     """Verify a suite: write verdicts.jsonl, update the manifest and print ACCEPT rates.
 

@@ -5,16 +5,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fakeserver import FakeLLMServer
+from fakeserver import FakeLLMServer, kill_halfway
 from llmkeys import assert_no_key_anywhere
 from pydantic import ValidationError
 
@@ -248,13 +246,7 @@ def test_killed_run_repeats_only_calls_in_flight(suite: Path, tmp_path: Path) ->
         total = srv.count
     with FakeLLMServer(delay=0.1) as srv:
         cmd = evaluate(suite, srv, tmp_path / "s", tmp_path / "cache", *spec, "--concurrency", str(concurrency))
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 120
-        while srv.count < total // 2 and time.time() < deadline and proc.poll() is None:
-            time.sleep(0.02)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        before = srv.count
+        before = kill_halfway(cmd, srv, total)
         cached = sum(1 for ln in (tmp_path / "cache" / "llm-replies.jsonl").read_bytes().splitlines() if ln.strip())
         assert 0 < cached < total and before - cached <= concurrency
         srv.delay = 0

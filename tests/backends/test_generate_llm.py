@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from fakeserver import FakeLLMServer
+from fakeserver import FakeLLMServer, kill_halfway
 from llmkeys import OPENAI_KEY, assert_no_key_anywhere
 
 SMALL = ["--personas", "1", "--turns", "120", "--drifts", "1", "--no-verify"]
@@ -69,13 +67,7 @@ def test_killed_run_resumes_to_the_same_bytes_repeating_only_calls_in_flight(pro
         total = srv.count
     with FakeLLMServer(delay=0.1) as srv:
         cmd = args(provider, srv, tmp_path / "s", tmp_path / "cache", "--concurrency", str(concurrency))
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 120
-        while srv.count < total // 2 and time.time() < deadline and proc.poll() is None:
-            time.sleep(0.02)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        before = srv.count
+        before = kill_halfway(cmd, srv, total)
         cached = sum(1 for ln in (tmp_path / "cache" / "llm-replies.jsonl").read_bytes().splitlines() if ln.strip())
         assert 0 < cached < total and before - cached <= concurrency
         srv.delay = 0

@@ -7,15 +7,13 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fakeserver import FakeLLMServer
+from fakeserver import FakeLLMServer, kill_halfway
 from llmkeys import OPENAI_KEY, assert_no_key_anywhere
 
 from dimobench import prompts
@@ -184,13 +182,7 @@ def test_killed_run_resumes_to_the_same_bytes_repeating_only_calls_in_flight(pro
     with FakeLLMServer(delay=0.1) as srv:
         suite = fresh(offline_suite, tmp_path / "s")
         cmd = verify_args(provider, srv, suite, tmp_path / "cache", "--concurrency", str(concurrency))
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 120
-        while srv.count < total // 2 and time.time() < deadline and proc.poll() is None:
-            time.sleep(0.02)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        before = srv.count
+        before = kill_halfway(cmd, srv, total)
         journal = suite / ".dimobench" / "verify-journal" / "llm-replies.jsonl"
         done = sum(1 for ln in journal.read_bytes().splitlines() if ln.strip())
         assert 0 < done < total and before - done <= concurrency
