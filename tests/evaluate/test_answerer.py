@@ -64,3 +64,15 @@ def test_nothing_recalled_scores_options_against_the_question_alone(answerer: Of
     choice = answerer.choose("When does Lukas sleep?", SLEEP_OPTIONS, [])
     assert choice.mode == "no_context"
     assert len(choice.support) == len(SLEEP_OPTIONS)
+
+
+def test_the_clause_that_names_the_option_is_not_drowned(answerer: OfflineAnswerer) -> None:
+    # the remote worker's habits share "desk" and "room" with the office options; one clause names the Zoom calls
+    remote = ("works remotely from a spare room at home; joined every meeting by video call from home; worked from "
+              "a desk in the spare room; took Zoom calls at the kitchen table; logged on from home in slippers")
+    options = ["Swiping into an open-plan office at nine", "On parental leave with a newborn baby",
+               "Slack and Zoom calls with a scattered team", "Chasing unpaid invoices from several different clients"]
+    choice = answerer.choose("How does Julia earn a living right now?", options, _items((remote, 1.0, 200)))
+    assert options[choice.index] == "Slack and Zoom calls with a scattered team"
+    # by a clear margin over the office (the clause mean alone had them 0.001 apart)
+    assert choice.support[2] - choice.support[0] > 0.1

@@ -9,7 +9,9 @@ past state of a trait that drifted, the same text with a much lower score (0.1, 
 that ended it), as a perfect memory that keeps history and knows what is current would; for any other query a
 superseded state is not returned (it was the oracle's largest error source: on a 700-turn, 2-drift suite it
 pulled 26 current-state answers to the stale option).
-Items are ranked by score times relevance to the query. Traits the catalog does not know (imported or
+Items are ranked by score times relevance to the query; for a question about an earlier time by relevance
+alone, since a superseded state scored 0.1 would otherwise lose its place in the top k to the current states
+of unrelated traits (with 10+ traits it was never returned, and the oracle missed temporal questions). Traits the catalog does not know (imported or
 LLM-written suites) get their description alone.
 """
 
@@ -95,6 +97,7 @@ class OracleMemory:
                               for t in self._texts(trait.trait_id, d.from_state)]
         emb = get_embedder()
         rel = emb.encode([it["text"] for it in items]) @ emb.encode([query])[0]  # type: ignore[misc]
-        key = np.array([float(it["score"]) for it in items]) * np.maximum(rel, 0.0)  # type: ignore[arg-type]
+        scale = np.ones(len(items)) if past else np.array([float(it["score"]) for it in items])  # type: ignore[arg-type]
+        key = scale * np.maximum(rel, 0.0)
         order = np.argsort(-key, kind="stable")[:k]
         return [items[i] for i in order]
