@@ -133,6 +133,27 @@ _EVENT = re.compile(
     r"(january|february|march|april|may|june|july|august|september|october|november|december) \d)\b",
     re.IGNORECASE,
 )
+"""Life events and dated plans, named outright."""
+_IRREGULAR = (
+    "went|got|made|took|saw|met|had|found|bought|began|ran|won|lost|gave|wrote|read|sang|drew|built|came|left|"
+    "felt|heard|taught|caught|brought|told|flew|drove|swam|ate|threw|sold|spent|kept|held|became|chose|fell|"
+    "rode|sent|did|tried|finished|joined|started|visited|signed up|launched|painted|played"
+)
+_OCCASION = re.compile(
+    # One thing that happened: the user (or "we") did something, in the past tense or on a named occasion.
+    r"\b(?:i|we)(?: \w+ly)?(?: just| finally| also| actually| even)? (?:\w+ed|" + _IRREGULAR + r")\b"
+    r"|\b(yesterday|last (night|week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"summer|winter|spring|fall|autumn)|this (morning|afternoon|week|weekend|month)|earlier today|today|tonight|"
+    r"the other day|a (few|couple of) (days|weeks) ago|(days|weeks) ago)\b",
+    re.IGNORECASE,
+)
+"""A particular occasion in the user's life ("I went to a support group yesterday")."""
+_HABIT = re.compile(
+    r"\b(every|always|usually|often|normally|typically|never|each (day|week|morning|evening|night)|"
+    r"most (days|nights|weekends|evenings|mornings|weeks))\b",
+    re.IGNORECASE,
+)
+"""Habit words: a recurring pattern is a trait that may drift, not a one-off event."""
 _STRONG = re.compile(r"\b(always|every|love|hate|can'?t stand|usually|never|favou?rite|really)\b", re.IGNORECASE)
 
 
@@ -158,7 +179,11 @@ def classify(sentence: str) -> tuple[str, str, bool]:
     if _REQUEST.match(sentence) or (sentence.rstrip().endswith("?") and not _SUBJ_FIRST.search(sentence)):
         # A request still tells something (e.g. "my landlord"), but only for the next few turns.
         return "request", "user", False
-    if first and _EVENT.search(sentence):
+    if first and (_EVENT.search(sentence) or (_OCCASION.search(sentence) and not _HABIT.search(sentence))):
+        # An explicit event stays true of its occasion whatever the user does later, so it is protected from
+        # decay (paper B.3): LoCoMo's questions are mostly about such one-off happenings, and an unprotected
+        # hypothesis is pruned after ~80 unrelated turns. A habit stated in the past tense ("went to a gig
+        # every weekend") is a trait and stays an unprotected statement, free to drift.
         return "event", "user", True
     return "statement", "user", False
 
