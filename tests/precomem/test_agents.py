@@ -43,3 +43,12 @@ def test_short_text_kept_whole_long_text_split_into_sentences() -> None:
     assert "Thanks!" not in [p.text for p in props]
     assert props[-1].cls == "request"
     assert agents.extract("   ", 6, 25) == []
+
+
+def test_greetings_and_cheers_are_not_remembered() -> None:
+    agents = RuleAgents()
+    for text in ["Way to go, Jon!", "Thanks!", "Hey Mel! Good to see you! How have you been?"]:
+        assert agents.extract(text, 6, 25) == [], text
+    kept = agents.extract("Thanks, Gina! I won't quit the dance studio, even when it's hard.", 6, 25)
+    assert [p.text for p in kept] == ["Thanks, Gina! I won't quit the dance studio, even when it's hard."]
+    assert [p.text for p in agents.extract("Hey Gina, congrats on the clothing store!", 6, 25)]
