@@ -11,8 +11,6 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from precomem.encoders import STOPWORDS
-
 Regime = Literal["MAINTAIN", "PROFILE", "CORRECT"]
 
 
@@ -159,29 +157,6 @@ _HABIT = re.compile(
 _STRONG = re.compile(r"\b(always|every|love|hate|can'?t stand|usually|never|favou?rite|really)\b", re.IGNORECASE)
 
 
-_SMALL_TALK = frozenset(
-    "hey hi hello hiya thanks thank cheers wow whoa woah awesome great cool congrats congratulations way go sure "
-    "yeah yes yep yup ok okay glad hear heard nice amazing bye see later take care good luck sounds totally agree "
-    "really happy proud oh ah aw haha lol omg wonderful fantastic incredible exciting excited fun lovely welcome "
-    "appreciate appreciated sweet true absolutely definitely right well much lot lots wait soon chat talk catch "
-    "keep doing going been long time you're that's what's how've let's it's there's love hope".split()
-)
-"""Words of greetings, thanks and cheers ("Way to go, Jon!", "Thanks so much, Gina!")."""
-_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
-
-
-def says_nothing(text: str) -> bool:
-    """True when every word is a stop word, a small-talk word or a name (a capitalised word after the first):
-    such a message has nothing to remember, and stored it would reach every question that names the person
-    it greets (the LLM extractor's prompt leaves these out too)."""
-    for i, word in enumerate(_WORD.findall(text)):
-        low = word.lower()
-        if low in STOPWORDS or low in _SMALL_TALK or (i > 0 and word[0].isupper()):
-            continue
-        return False
-    return True
-
-
 def split_sentences(text: str) -> list[str]:
     """Sentences of ``text`` (keeps the words, trims whitespace)."""
     return [s.strip() for s in _SENT.split(text.strip()) if s.strip()]
@@ -219,9 +194,7 @@ class RuleAgents:
     name = "rule"
 
     def extract(self, text: str, max_props: int, split_min_words: int) -> list[Proposition]:
-        """Store the observation whole when short, else its sentences; each sentence classified by rules.
-
-        Greetings, thanks and cheers that say nothing else are left out (:func:`says_nothing`)."""
+        """Store the observation whole when short, else its sentences; each sentence classified by rules."""
         text = " ".join(text.split())
         if not text:
             return []
@@ -230,7 +203,6 @@ class RuleAgents:
         else:
             # Very short fragments ("Thanks!", "Ok.") carry nothing to remember on their own.
             parts = [s for s in split_sentences(text) if len(s.split()) >= 3] or [text]
-        parts = [p for p in parts if not says_nothing(p)]
         props = []
         for part in parts[:max_props]:
             cls, about, protected = classify(part)
