@@ -57,6 +57,9 @@ class BeliefStore:
         self.fact = np.zeros(capacity, dtype=bool)
         self.protected = np.zeros(capacity, dtype=bool)
         self.deprecated = np.zeros(capacity, dtype=bool)
+        self.rivalled = np.zeros(capacity, dtype=np.float64)
+        """Rival cues a hypothesis lost since its last support: observations on its topic that matched another
+        state of the topic better (see ``PreCoMemConfig.rival_discount``)."""
         self.alive = np.zeros(capacity, dtype=bool)
         self.user = np.zeros(capacity, dtype=bool)
         self.topic = np.zeros(capacity, dtype=np.int16)
@@ -72,7 +75,8 @@ class BeliefStore:
     def _grow(self) -> None:
         cap = 2 * len(self.conf)
         self.emb = np.concatenate([self.emb, np.zeros_like(self.emb)])[:cap]
-        for name in ("conf", "last", "extra", "created", "fact", "protected", "deprecated", "alive", "user", "topic"):
+        for name in ("conf", "last", "extra", "created", "fact", "protected", "deprecated", "rivalled", "alive", "user",
+                     "topic"):
             col = getattr(self, name)
             setattr(self, name, np.concatenate([col, np.zeros_like(col)]))
 
@@ -93,7 +97,7 @@ class BeliefStore:
         r = self.n
         self.emb[r] = emb
         self.conf[r], self.last[r], self.created[r] = conf, turn, turn
-        self.extra[r] = 0.0
+        self.extra[r], self.rivalled[r] = 0.0, 0.0
         self.fact[r], self.protected[r], self.deprecated[r] = fact, protected, False
         self.alive[r], self.user[r], self.topic[r] = True, meta.about == "user", topic
         self.meta.append(meta)
@@ -156,7 +160,8 @@ class BeliefStore:
         keep = np.flatnonzero(self.alive[: self.n])
         m = len(keep)
         self.emb[:m] = self.emb[keep]
-        for name in ("conf", "last", "extra", "created", "fact", "protected", "deprecated", "alive", "user", "topic"):
+        for name in ("conf", "last", "extra", "created", "fact", "protected", "deprecated", "rivalled", "alive", "user",
+                     "topic"):
             col = getattr(self, name)
             col[:m] = col[keep]
             col[m : self.n] = 0

@@ -181,7 +181,8 @@ class PreCoMem:
         strong = [s for s in support if by_id[s.id].similarity >= cfg.support_similarity]
         dup = [s.id for s in support if by_id[s.id].similarity >= cfg.duplicate_similarity]
         # Rivals are neither supported nor charged here: an old state's hypotheses must stay available as
-        # evidence of what held before; only facts pay for losing the competition (see _compete).
+        # evidence of what held before; facts pay for losing the competition, hypotheses only rank lower for
+        # questions about the present (see _compete).
         touched: set[str] = set(rivals)
         if regime == "CORRECT":
             fixes = self.agents.targets("CORRECT", prop, cands, cfg.support_similarity, cfg.contradiction_min)
@@ -230,18 +231,25 @@ class PreCoMem:
             self._compete(winner, rivals, t, upd)
 
     def _compete(self, winner: str, rivals: list[str], t: int, upd: Update) -> None:
-        """Partial contradiction: a fact outcompeted by a belief it is not itself related to (another state of
-        the topic) loses a fraction ``competition_decay`` of its confidence, so gradual drift that never
-        triggers CORRECT still wears the old fact down; facts of the same state as the winner are untouched."""
+        """Partial contradiction: a belief outcompeted by one it is not itself related to (another state of the
+        topic) has lost a round. A fact loses a fraction ``competition_decay`` of its confidence, so gradual
+        drift that never triggers CORRECT still wears the old fact down; a hypothesis keeps its confidence (it
+        is what a question about the past needs) and counts the loss in ``rivalled``, which ranks it lower for
+        questions about the present (``rival_discount``). Beliefs of the winner's own state are untouched."""
         cfg, store = self.config, self.store
-        if cfg.competition_decay <= 0.0 or winner not in store.row_of:
+        if winner not in store.row_of:
             return
         w = store.emb[store.row_of[winner]]
         for bid in rivals:
             row = store.row_of[bid]
-            if not store.fact[row] or not store.alive[row]:
+            if not store.alive[row]:
                 continue
             if float(calibrated(float(store.emb[row] @ w), self.encoder)) >= cfg.related_similarity:
+                continue
+            if not store.fact[row]:
+                store.rivalled[row] += 1.0
+                continue
+            if cfg.competition_decay <= 0.0:
                 continue
             ops.soft_decay(store, row, cfg.competition_decay, t, cfg.gamma)
             store.meta[row].history.append(
@@ -265,7 +273,7 @@ class PreCoMem:
         store, row = self.store, self.store.row_of[bid]
         conf = max(float(store.conf[row]), ops.band_confidence("fact", prop.confidence, self.config))
         store.conf[row], store.last[row], store.extra[row] = conf, t, 0.0
-        store.fact[row], store.deprecated[row] = True, False
+        store.fact[row], store.deprecated[row], store.rivalled[row] = True, False, 0.0
         meta = store.meta[row]
         if meta.source_turns[-1] != t:
             meta.source_turns.append(t)
@@ -347,6 +355,12 @@ class PreCoMem:
             dep = store.deprecated[: store.n] & store.alive[: store.n]
             if dep.any():
                 conf = np.where(dep, np.maximum(conf, self.config.past_query_confidence), conf)
+        elif not past and self.config.rival_discount is not None:
+            # A question about the present: hypotheses another state of their topic has outcompeted since their
+            # last support rank lower, by rival_discount per lost round.
+            lost = np.where(store.fact[: store.n], 0.0, store.rivalled[: store.n])
+            if lost.any():
+                conf = conf * np.power(self.config.rival_discount, lost)
         scores = hybrid_scores(store, q_emb, q_tokens, self._topic_p(q_emb), conf, self.config)
         rows = top_k(scores, k)
         items = [

@@ -28,6 +28,8 @@ def reinforce(store: BeliefStore, row: int, strength: float, turn: int, eta: flo
     w = float(store.conf[row])
     w = w + eta * strength * (1.0 - w)
     store.conf[row] = min(max(w, 0.0), 1.0)
+    if strength >= 0.5:
+        store.rivalled[row] = 0.0  # evidence for it again: whatever outcompeted it before no longer counts
     _settle(store, row, turn, strength)
     return float(store.conf[row])
 

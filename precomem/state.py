@@ -76,6 +76,7 @@ def dump_state(mem: PreCoMem) -> dict[str, Any]:
                 "fact": bool(store.fact[r]),
                 "protected": bool(store.protected[r]),
                 "deprecated": bool(store.deprecated[r]),
+                "rivalled": float(store.rivalled[r]),
                 "topic": int(store.topic[r]),
                 "emb": _b64(store.emb[r]),
             }
@@ -124,6 +125,7 @@ def load(
         r = store.add(meta, emb, b["conf"], b["created"], fact=b["fact"], protected=b["protected"], topic=b["topic"])
         store.last[r], store.deprecated[r] = b["last"], b["deprecated"]
         store.extra[r] = float(b.get("extra", 0.0))
+        store.rivalled[r] = float(b.get("rivalled", 0.0))
     store.next_id = int(state["next_id"])
     mem.turn = int(state["turn"])
     mem.counts = dict(state["counts"])

@@ -11,6 +11,7 @@ from precomem_texts import UNRELATED
 from precomem import PreCoMem, PreCoMemConfig
 from precomem.encoders import tokenize
 from precomem.lexical import BM25Index
+from precomem.records import Regime, Update
 
 
 def _scores(mem: PreCoMem, query: str) -> dict[str, float]:
@@ -93,3 +94,30 @@ def test_compaction_keeps_ranking(make_mem: Callable[..., PreCoMem]) -> None:
     mem.observe("I collect vintage fountain pens", turn=151)
     assert mem.store.n < 150  # pruned hypotheses were compacted away
     assert mem.recall("fountain pens")[0].text == "I collect vintage fountain pens"
+
+
+def test_outcompeted_hypothesis_ranks_lower_for_the_present_only(make_mem: Callable[..., PreCoMem]) -> None:
+    mem = make_mem(gamma=0.0)
+    dawn = "I wake up at dawn every day and go for a run before breakfast"
+    old = mem.observe(dawn, turn=1).created[0]
+    winner = mem.observe("I collect vintage fountain pens", turn=2).created[0]
+    now_q, past_q = "When do I wake up these days?", "When did I wake up before?"
+
+    def score(query: str) -> float:
+        return next(it.score for it in mem.recall(query, k=10) if it.id == old)
+
+    now, past = score(now_q), score(past_q)
+    row = mem.store.row_of[old]
+    for t in (3, 4, 5):  # three rounds lost to a belief it is not related to (another state of its topic)
+        mem._compete(winner, [old], t, Update(t, Regime.MAINTAIN, 0.0, 1.0))
+    assert mem.store.rivalled[row] == 3.0
+    assert [e["event"] for e in mem.snapshot()[0]["provenance"]["events"]] == ["created"]  # nothing decayed
+    assert score(now_q) < now
+    assert score(past_q) == pytest.approx(past)  # what held before is still there for the past
+    mem.observe(dawn, turn=6)  # supported again: the lost rounds no longer count
+    assert mem.store.rivalled[mem.store.row_of[old]] == 0.0
+    off = make_mem(gamma=0.0, rival_discount=None)  # the switch: lost rounds are counted but change nothing
+    off.observe(dawn, turn=1)
+    off.observe("I collect vintage fountain pens", turn=2)
+    off._compete(winner, [old], 3, Update(3, Regime.MAINTAIN, 0.0, 1.0))
+    assert next(it.score for it in off.recall(now_q, k=10) if it.id == old) == pytest.approx(now)
