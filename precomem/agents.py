@@ -78,8 +78,6 @@ class SubAgents(Protocol):
 
 _SENT = re.compile(r"(?<=[.!?;])\s+")
 _FIRST = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|us|our)\b", re.IGNORECASE)
-_OWN = re.compile(r"\b(i|i'm|i've|i'd|i'll|my|mine|myself|we|we're|we've|our|ours)\b", re.IGNORECASE)
-"""First person other than "me" ("give me", "tell me" are only the form of a request)."""
 _SUBJ_FIRST = re.compile(r"\b(i|i'm|i've|i'd|i'll|we|we're|we've|me|myself)\b", re.IGNORECASE)
 _REQUEST = re.compile(
     r"^\s*(please\b|can you|could you|would you|will you|help\b|rewrite|write|draft|summari[sz]e|translate|"
@@ -179,13 +177,7 @@ def classify(sentence: str) -> tuple[str, str, bool]:
     if re.match(r"\s*(they|he|she)\b", sentence, re.IGNORECASE):
         return "other", "other", False
     if _REQUEST.match(sentence) or (sentence.rstrip().endswith("?") and not _SUBJ_FIRST.search(sentence)):
-        if _OWN.search(sentence):
-            # A request that speaks of the user's own life ("What can I bring to the family reunion?", "Help me
-            # plan the drive to my grandparents' party") says as much about them as a statement: implicit cues
-            # come mostly in this form, and weighting them as chatter let an old state's facts outlast the new
-            # state's cues. It is not an event: what it asks about has not happened.
-            return "statement", "user", False
-        # A request about nothing of the user's own ("Can you tell me a joke?") is kept briefly and weakly.
+        # A request still tells something (e.g. "my landlord"), but only for the next few turns.
         return "request", "user", False
     if first and (_EVENT.search(sentence) or (_OCCASION.search(sentence) and not _HABIT.search(sentence))):
         # An explicit event stays true of its occasion whatever the user does later, so it is protected from

@@ -147,9 +147,8 @@ class PreCoMemConfig(BaseModel):
     """Read-time factor on a hypothesis's confidence per rival cue it lost since its last support (None: off),
     for queries about the present only. An implicit drift seldom contradicts the old state outright, and the
     old state's hypotheses are deliberately not charged when outcompeted (questions about the past need
-    them), so without this they ranked level with the new state's cues until they faded: on the seed-4
-    preset suite PreCoMem's stale rate was 0.468 against 0.443 for the append-only ``full``. Support resets
-    the count. 0.8 was the one value tried (0.8^3 ~ 0.5 after three lost rounds)."""
+    them), so without this they ranked level with the new state's cues until they faded. Support resets the
+    count. 0.8 was the one value tried (0.8^3 ~ 0.5 after three lost rounds)."""
     duplicate_similarity: float = 0.85
     """Calibrated similarity above which PROFILE reinforces the existing belief instead of writing a
     duplicate."""

@@ -123,7 +123,7 @@ def test_requests_do_not_wreck_beliefs(make_mem: Callable[..., PreCoMem]) -> Non
     for i, p in enumerate(PARAPHRASES, start=2):
         mem.observe(p, turn=i)
     before = _belief(mem, bid)
-    u = mem.observe("Can you rewrite this email about the broken heater in a friendlier tone?", turn=7)
+    u = mem.observe("Rewrite this email to my landlord about the broken heater", turn=7)
     assert not u.decayed
     assert _belief(mem, bid)["confidence"] == before["confidence"]  # type: ignore[index]
     req = _belief(mem, u.created[0])
