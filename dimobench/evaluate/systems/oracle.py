@@ -11,8 +11,8 @@ superseded state is not returned (it was the oracle's largest error source: on a
 pulled 26 current-state answers to the stale option).
 Items are ranked by score times relevance to the query; for a question about an earlier time by relevance
 alone, since a superseded state scored 0.1 would otherwise lose its place in the top k to the current states
-of unrelated traits (with 10+ traits it was never returned, and the oracle missed temporal questions). Traits the catalog does not know (imported or
-LLM-written suites) get their description alone.
+of unrelated traits (with 10+ traits it was never returned, and the oracle missed temporal questions).
+Traits the catalog does not know (imported or LLM-written suites) get their description alone.
 """
 
 from __future__ import annotations
