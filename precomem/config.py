@@ -131,8 +131,9 @@ class PreCoMemConfig(BaseModel):
     competition_margin: float | None = 0.15
     """Within-topic competition (None: off). Of the same-topic beliefs an observation relates to, only those
     within this calibrated similarity of the best match are supported; the rest (rivals) are not supported;
-    facts among them may decay (``competition_decay``), hypotheses among them are left as they are so an old
-    state stays available as evidence of what held before (charging them too cut "before" questions from
+    facts among them may decay (``competition_decay``), hypotheses among them keep their confidence so an old
+    state stays available as evidence of what held before (they only rank lower for questions about the present,
+    ``rival_discount``) (charging them too cut "before" questions from
     0.55 to 0.21 on a development suite). A user turn is evidence for the state it
     matches best, not for every state of the topic: without this, "napped at 14:30" would keep reinforcing
     "up at dawn" because both are about sleep."""

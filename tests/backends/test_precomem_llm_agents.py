@@ -337,7 +337,8 @@ def test_precomem_prompts_declare_what_they_use(role: str) -> None:
     from precomem.llm_agents import PROMPTS
 
     p = prompts.load(PROMPTS[role])
-    assert p.version and p.response_model and prompts.undeclared(PROMPTS[role]) == set()
+    assert p.version == ("2" if role == "extract" else "1")  # extract v2: one-off events, not habits
+    assert p.response_model and prompts.undeclared(PROMPTS[role]) == set()
     names = {"extract": extraction_model(6).__name__, "support": targets_model("support", 2).__name__,
              "correct": targets_model("correct", 2).__name__}
     assert p.response_model == names.get(role, "none")

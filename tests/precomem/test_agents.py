@@ -21,13 +21,18 @@ from precomem.agents import classify
         ("Last night I joined a fantasy literature forum", "event", "user"),
         ("I went to a gig almost every weekend", "statement", "user"),
         ("I usually read before bed", "statement", "user"),
+        ("I skipped breakfast again", "statement", "user"),
+        ("I need more sleep", "statement", "user"),
+        ("My credit card bill is way higher than I expected.", "statement", "user"),
+        ("Is it too late to cancel an online order I placed last week?", "statement", "user"),
+        ("Hey Jon! I just launched an ad campaign for my clothing store.", "event", "user"),
         ("Back in college I used to party every night", "past", "past"),
         ("I moved to Berlin last week", "event", "user"),
         ("Loud parties every weekend at my place", "statement", "user"),
     ],
 )
 def test_classify(text: str, cls: str, about: str) -> None:
-    assert classify(text)[:2] == (cls, about)
+    assert classify(text) == (cls, about, cls == "event")  # explicit events, and only they, are protected
 
 
 def test_short_text_kept_whole_long_text_split_into_sentences() -> None:

@@ -117,7 +117,8 @@ def test_outcompeted_hypothesis_ranks_lower_for_the_present_only(make_mem: Calla
     mem.observe(dawn, turn=6)  # supported again: the lost rounds no longer count
     assert mem.store.rivalled[mem.store.row_of[old]] == 0.0
     off = make_mem(gamma=0.0, rival_discount=None)  # the switch: lost rounds are counted but change nothing
-    off.observe(dawn, turn=1)
-    off.observe("I collect vintage fountain pens", turn=2)
-    off._compete(winner, [old], 3, Update(3, Regime.MAINTAIN, 0.0, 1.0))
-    assert next(it.score for it in off.recall(now_q, k=10) if it.id == old) == pytest.approx(now)
+    off_old = off.observe(dawn, turn=1).created[0]
+    off_winner = off.observe("I collect vintage fountain pens", turn=2).created[0]
+    off._compete(off_winner, [off_old], 3, Update(3, Regime.MAINTAIN, 0.0, 1.0))
+    assert off.store.rivalled[off.store.row_of[off_old]] == 1.0
+    assert next(it.score for it in off.recall(now_q, k=10) if it.id == off_old) == pytest.approx(now)

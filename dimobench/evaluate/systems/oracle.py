@@ -9,9 +9,9 @@ past state of a trait that drifted, the same text with a much lower score (0.1, 
 that ended it), as a perfect memory that keeps history and knows what is current would; for any other query a
 superseded state is not returned (it was the oracle's largest error source: on a 700-turn, 2-drift suite it
 pulled 26 current-state answers to the stale option).
-Items are ranked by score times relevance to the query; for a question about an earlier time by relevance
-alone, since a superseded state scored 0.1 would otherwise lose its place in the top k to the current states
-of unrelated traits (with 10+ traits it was never returned, and the oracle missed temporal questions).
+Items are ranked by relevance to the query. Ranking a question about an earlier time by score times relevance
+cut the superseded states (score 0.1) from the top k in favour of the current states of unrelated traits:
+with 10+ traits they were never returned, and the oracle missed temporal questions.
 Traits the catalog does not know (imported or LLM-written suites) get their description alone.
 """
 
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
     from dimobench.suite import Suite
 
 PAST_SCORE = 0.1
-"""A superseded state ranks well below every current one, as in a memory that keeps history but knows what is
-current."""
+"""A superseded state's score: the answerer weighs it well below every current state, as in a memory that keeps
+history but knows what is current (ranking is by relevance alone)."""
 
 
 class OracleMemory:
@@ -97,7 +97,6 @@ class OracleMemory:
                               for t in self._texts(trait.trait_id, d.from_state)]
         emb = get_embedder()
         rel = emb.encode([it["text"] for it in items]) @ emb.encode([query])[0]  # type: ignore[misc]
-        scale = np.ones(len(items)) if past else np.array([float(it["score"]) for it in items])  # type: ignore[arg-type]
-        key = scale * np.maximum(rel, 0.0)
+        key = np.maximum(rel, 0.0)
         order = np.argsort(-key, kind="stable")[:k]
         return [items[i] for i in order]
