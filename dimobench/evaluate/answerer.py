@@ -10,8 +10,9 @@ offers its own ``answer(question, options)``. The answerer never looks at an opt
   with a wrong option ("ate breakfast at noon after a late night" against "early breakfasts") outvote the
   rest of the item. The mean alone drowns the one clause that names the option ("took Zoom calls at the
   kitchen table" for "Slack and Zoom calls with a scattered team") among four others, so that "works remotely
-  from a spare room" matched "an open-plan office" as well as the right option (v3, the mean: oracle 0.939 on
-  a 700-turn suite; v4, mix 0.5: 0.952, and higher on all five preset seeds);
+  from a spare room" matched "an open-plan office" as well as the right option (with the same oracle recall,
+  v3, the mean: oracle 0.939 on a 700-turn suite; v4, mix 0.5: 0.952, and 0.2-1.5 points higher on all five
+  preset seeds);
 * each item gets a weight ``w_i = s_i * r_i * q_i`` from its score (``s_i = max(score, 0) / max score``), its
   rank (``r_i = 1 / sqrt(1 + rank)``) and its relevance ``q_i = softmax_i(max_o m(o, i) / tau)``: an item
   matters in as far as it is about what the options are about (the four options come from one trait, so an item
