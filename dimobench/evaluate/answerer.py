@@ -11,7 +11,7 @@ offers its own ``answer(question, options)``. The answerer never looks at an opt
   rest of the item. The mean alone drowns the one clause that names the option ("took Zoom calls at the
   kitchen table" for "Slack and Zoom calls with a scattered team") among four others, so that "works remotely
   from a spare room" matched "an open-plan office" as well as the right option (with the same oracle recall,
-  v3, the mean: oracle 0.939 on a 700-turn suite; v4, mix 0.5: 0.952, and 0.2-1.5 points higher on all five
+  v3, the mean: oracle 0.939 on a 700-turn suite; v4, mix 0.5: 0.952, and 0.1-1.3 points higher on all five
   preset seeds);
 * each item gets a weight ``w_i = s_i * r_i * q_i`` from its score (``s_i = max(score, 0) / max score``), its
   rank (``r_i = 1 / sqrt(1 + rank)``) and its relevance ``q_i = softmax_i(max_o m(o, i) / tau)``: an item
