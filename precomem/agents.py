@@ -183,8 +183,7 @@ def classify(sentence: str) -> tuple[str, str, bool]:
     if _REQUEST.match(sentence) or (sentence.rstrip().endswith("?") and not _SUBJ_FIRST.search(sentence)):
         # A request still tells something (e.g. "my landlord"), but only for the next few turns.
         return "request", "user", False
-    occasion = _OCCASION.search(sentence) and not _HABIT.search(sentence) and not sentence.rstrip().endswith("?")
-    if first and (_EVENT.search(sentence) or occasion):
+    if first and (_EVENT.search(sentence) or any(_occasion(part) for part in split_sentences(sentence))):
         # An explicit event stays true of its occasion whatever the user does later, so it is protected from
         # decay (paper B.3): LoCoMo's questions are mostly about such one-off happenings, and an unprotected
         # hypothesis is pruned after ~80 unrelated turns. A habit stated in the past tense ("went to a gig
@@ -192,6 +191,12 @@ def classify(sentence: str) -> tuple[str, str, bool]:
         # drift; a question ("Do I need a visa?", "Can I cancel an order I placed last week?") is not an event.
         return "event", "user", True
     return "statement", "user", False
+
+
+def _occasion(sentence: str) -> bool:
+    """One declarative sentence telling a one-off happening: not a question ("Do I need a visa?", "Can I cancel
+    an order I placed last week?"), no habit words."""
+    return bool(_OCCASION.search(sentence)) and not _HABIT.search(sentence) and not sentence.rstrip().endswith("?")
 
 
 class RuleAgents:
