@@ -358,9 +358,9 @@ class PreCoMem:
         elif not past and self.config.rival_discount is not None:
             # A question about the present: hypotheses another state of their topic has outcompeted since their
             # last support rank lower, by rival_discount per lost round.
-            lost = np.where(store.fact[: store.n], 0.0, store.rivalled[: store.n])
-            if lost.any():
-                conf = conf * np.power(self.config.rival_discount, lost)
+            lost = store.rivalled[: store.n]
+            if lost.any():  # usually none: skip the per-row work on recall's hot path
+                conf = conf * np.power(self.config.rival_discount, np.where(store.fact[: store.n], 0.0, lost))
         scores = hybrid_scores(store, q_emb, q_tokens, self._topic_p(q_emb), conf, self.config)
         rows = top_k(scores, k)
         items = [

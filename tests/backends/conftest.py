@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from fakeserver import FakeLLMServer
@@ -25,3 +28,21 @@ def fast_retry_waits(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureReq
 def server() -> Iterator[FakeLLMServer]:
     with FakeLLMServer() as srv:
         yield srv
+
+
+@pytest.fixture(scope="session")
+def offline_suite(tmp_path_factory: pytest.TempPathFactory) -> Callable[[int], Path]:
+    """Make (once per length) a 1-persona, 1-drift offline suite of ``turns`` turns through the CLI."""
+    made: dict[int, Path] = {}
+
+    def make(turns: int) -> Path:
+        if turns not in made:
+            out = tmp_path_factory.mktemp("suites") / f"offline-{turns}"
+            r = subprocess.run([sys.executable, "-m", "dimobench", "generate", "--personas", "1", "--turns",
+                                str(turns), "--drifts", "1", "--no-verify", "--out", str(out)],
+                               capture_output=True, text=True, timeout=180)
+            assert r.returncode == 0, r.stderr
+            made[turns] = out
+        return made[turns]
+
+    return make

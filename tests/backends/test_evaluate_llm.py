@@ -24,14 +24,9 @@ SPEC = {"openai": "openai/test-answerer", "gemini": "gemini/test-answerer"}
 
 
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def suite(offline_suite: Callable[[int], Path]) -> Path:
     """1 persona x 120 turns, 1 drift, offline (48 questions)."""
-    out = tmp_path_factory.mktemp("suites") / "small"
-    r = subprocess.run([sys.executable, "-m", "dimobench", "generate", "--personas", "1", "--turns", "120",
-                        "--drifts", "1", "--no-verify", "--out", str(out)], capture_output=True, text=True,
-                       timeout=180)
-    assert r.returncode == 0, r.stderr
-    return out
+    return offline_suite(120)
 
 
 def n_questions(suite: Path) -> int:

@@ -260,14 +260,9 @@ def test_config_agents_resolve_lazily_and_a_missing_key_is_not_a_fallback(server
 
 # ---------------------------------------------------------------------------------------- dimobench evaluate
 @pytest.fixture(scope="module")
-def suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def suite(offline_suite: Callable[[int], Path]) -> Path:
     """1 persona x 60 turns, 1 drift, offline."""
-    out = tmp_path_factory.mktemp("suites") / "tiny"
-    r = subprocess.run([sys.executable, "-m", "dimobench", "generate", "--personas", "1", "--turns", "60",
-                        "--drifts", "1", "--no-verify", "--out", str(out)], capture_output=True, text=True,
-                       timeout=180)
-    assert r.returncode == 0, r.stderr
-    return out
+    return offline_suite(60)
 
 
 def evaluate_cmd(suite: Path, out: Path, cache: Path, *extra: str,
@@ -305,7 +300,7 @@ def test_evaluate_precomem_with_llm_agents_end_to_end(provider: str, systems: tu
     assert set(agents["prompts"]) == {"precomem/system", "precomem/extract", "precomem/support", "precomem/correct"}
     assert "base_url" not in json.dumps(report["config"])
     for system in systems:
-        memory = report["suites"]["tiny"][system]["memory"]
+        memory = report["suites"][suite.name][system]["memory"]
         assert memory and all(m["agents_fallbacks"] == 0 for m in memory)
         name = f"answers-{system.replace(':', '_')}.jsonl"
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
