@@ -34,7 +34,7 @@ def main() -> None:
         suite = args.suite
         if suite is None:
             from dimobench.api import generate_suite
-            from dimobench.config import make_config
+            from dimobench.generate.config import make_config
 
             suite = Path(tmp) / "xl"
             generate_suite(make_config("xl", seed=7), suite)

@@ -27,7 +27,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
     from dimobench.api import generate_suite
-    from dimobench.config import make_config
+    from dimobench.generate.config import make_config
 
     times = []
     with tempfile.TemporaryDirectory() as tmp:

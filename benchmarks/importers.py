@@ -42,7 +42,7 @@ def main() -> None:
     if not args.path.is_file():
         sys.exit(f"no LoCoMo file at {args.path} (pass --path)")
     from dimobench.importers import import_benchmark
-    from dimobench.validate import validate_suite
+    from dimobench.suite.validate import validate_suite
 
     times, checks = [], []
     counts: dict[str, object] = {}

@@ -27,7 +27,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 def main() -> None:
     from dimobench.api import generate_suite
-    from dimobench.config import make_config
+    from dimobench.generate.config import make_config
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "xl"
@@ -37,7 +37,7 @@ def main() -> None:
 
         embedder = shared_embedder()
         load = time.perf_counter() - t0
-        from dimobench.verify.runner import verify_suite
+        from dimobench.verify import verify_suite
 
         t1 = time.perf_counter()
         result = verify_suite(out, embedder=embedder)

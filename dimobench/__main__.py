@@ -1,3 +1,3 @@
-from dimobench.cli import main
+from dimobench.cli.app import main
 
 main()

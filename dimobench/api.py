@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from dimobench import __version__
-from dimobench.card import render_card
-from dimobench.config import GenerateConfig, RunOptions
-from dimobench.jsonl import atomic_write_text
-from dimobench.outdir import prepare_out
-from dimobench.pipeline import ProgressFn, run_stages, stage_records
-from dimobench.schema import Manifest
-from dimobench.suite import Suite, counts, load_suite, write_suite
-from dimobench.validate import validate_suite
+from dimobench.estimate import estimate_generation
+from dimobench.generate.config import GenerateConfig, RunOptions
+from dimobench.generate.pipeline import ProgressFn, run_stages, stage_records
+from dimobench.suite.card import render_card
+from dimobench.suite.io import atomic_write_text
+from dimobench.suite.load import Suite, counts, load_suite, write_suite
+from dimobench.suite.outdir import prepare_out
+from dimobench.suite.schema import Manifest
+from dimobench.suite.validate import validate_suite
 
 __all__ = ["GenerateConfig", "RunOptions", "Suite", "estimate_generation", "generate_suite", "last_run",
            "load_suite", "validate_suite"]
@@ -80,69 +80,9 @@ def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False,
     return manifest
 
 
-def estimate_generation(cfg: GenerateConfig, options: RunOptions | None = None, *, verify: bool = False,
-                        batch: bool = False) -> dict[str, object]:
-    """What an LLM generation would cost, without calling anything: jobs, calls the cache does not answer,
-    estimated tokens and USD. Plans offline in a temporary folder; needs no key.
-
-    ``verify=True`` with an LLM verifier adds ``verify``: the stage-6 calls (one per QA item, plus one check
-    per rendered cue or confounder turn when an LLM writes the text), see
-    :func:`dimobench.llm_render.estimate_verify`. ``batch=True`` prices the calls at batch-API rates.
-    """
-    import tempfile
-
-    from dimobench import llm_render
-    from dimobench.backends import OfflineBackend
-    from dimobench.backends.base import parse_reply
-    from dimobench.backends.cache import ReplyCache, cache_key, cacheable
-    from dimobench.catalog import load_catalog
-
-    cfg = cfg.check()
-    llm_verify = verify and cfg.verifier != "offline"
-    est: dict[str, object] = {"generator": cfg.generator, "jobs": 0, "calls": 0, "cached": 0, "input_tokens": 0,
-                              "output_tokens": 0, "cost_usd_estimate": 0.0, "batch": batch}
-    if cfg.generator == "offline" and not llm_verify:
-        return est
-    cache = ReplyCache((options or RunOptions()).cache_dir)
-    provider, _, model = cfg.generator.partition("/")
-
-    def cached(request: Any) -> Any:
-        hit = cache.get(cache_key(provider, model, request)) if cacheable(request) else None
-        try:
-            return parse_reply(hit["text"], request.response_model) if hit else None
-        except Exception:
-            return None
-
-    catalog = load_catalog()
-    with tempfile.TemporaryDirectory(prefix="dimobench-plan-") as tmp:
-        res = run_stages(cfg, Path(tmp) / "plan", llm=OfflineBackend())["results"]
-        personas, turns, qa = res["personas"].personas, res["confounders"].turns, res["qa"].qa
-        if cfg.generator != "offline":
-            est = {**llm_render.estimate(cfg.seed, catalog, personas, turns, qa, cfg.generator, cached, batch=batch),
-                   "batch": batch}
-        if llm_verify:
-            est["verify"] = llm_render.estimate_verify(cfg.seed, catalog, personas, res["drift"].schedules, turns,
-                                                       qa, cfg.generator, cfg.verifier, cache, Path(tmp) / "render",
-                                                       batch=batch)
-    return est
-
-
 def last_run(out: str | Path) -> dict[str, object] | None:
     """The latest LLM run's totals and failures from ``out/.dimobench/`` (None for an offline suite)."""
-    import json
+    from dimobench.backends.jobs import last_event
+    from dimobench.generate.rewrite import FAILURES
 
-    from dimobench import llm_render
-    from dimobench.pipeline import STATE_DIR
-
-    state = Path(out) / STATE_DIR
-    try:
-        lines = (state / llm_render.RUN_LOG).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        return None
-    summary = next((json.loads(ln) for ln in reversed(lines) if '"event": "generate"' in ln), None)
-    if summary is None:
-        return None
-    fails = (state / llm_render.FAILURES)
-    summary["failed_items"] = [json.loads(ln) for ln in fails.read_text(encoding="utf-8").splitlines()
-                               if ln.strip()] if fails.exists() else []
-    return summary
+    return last_event(out, "generate", failures=FAILURES)

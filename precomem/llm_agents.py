@@ -8,11 +8,13 @@ pydantic models sent as JSON schemas: a belief is named by its index into the li
 by ``minimum``/``maximum``, so an index out of range is schema-invalid and retried by the backend), strengths
 are floats in [0, 1], and belief ids come from the engine, never from the model.
 
-The LLM is reached through :class:`JSONBackend`, one method that dimobench's backends provide
-(:mod:`dimobench.backends.precomem_adapter`: structured output, retries honouring Retry-After, the reply
-cache). :class:`GuardedAgents` wraps the LLM agents with the failure policy: a call that still fails after
-the backend's retries sends the rest of that observation to :class:`~precomem.agents.RuleAgents` and is
-counted, never raised. :func:`make_agents` resolves ``PreCoMemConfig.agents`` without importing any SDK.
+The LLM and the prompt files are reached through :class:`JSONBackend`, which the caller injects: precomem
+imports no LLM client. dimobench provides one (``dimobench.evaluate.systems.precomem_backend``: structured
+output, retries honouring Retry-After, the reply cache, its packaged prompts) and registers it under the
+``precomem.agent_backends`` entry-point group, which :func:`make_agents` reads. :class:`GuardedAgents` wraps
+the LLM agents with the failure policy: a call that still fails after the backend's retries sends the rest of
+that observation to :class:`~precomem.agents.RuleAgents` and is counted, never raised. :func:`make_agents`
+resolves ``PreCoMemConfig.agents`` without importing any SDK.
 """
 
 from __future__ import annotations
@@ -52,6 +54,14 @@ class JSONBackend(Protocol):
         Raises after the backend's last retry; :class:`AgentSetupError` when the backend cannot be built at
         all (missing SDK or key), which :class:`GuardedAgents` does not absorb.
         """
+        ...
+
+    def render_prompt(self, name: str, **variables: object) -> str:
+        """The text of prompt ``name`` (see :data:`PROMPTS`) with ``variables`` filled in."""
+        ...
+
+    def prompt_info(self, name: str) -> dict[str, str]:
+        """``{"version": ..., "hash": ...}`` of prompt ``name``, for reports."""
         ...
 
 
@@ -99,14 +109,6 @@ def targets_model(role: Literal["support", "correct"], n: int) -> type[BaseModel
 
 
 # ---------------------------------------------------------------------------------------------- agents
-def _render(name: str, **variables: object) -> tuple[str, str]:
-    """(text, hash) of a prompt file, through dimobench's one loader (shipped in the same wheel)."""
-    from dimobench import prompts
-
-    out = prompts.render(name, **variables)
-    return out.text, out.hash
-
-
 class LLMAgents:
     """The sub-agents as LLM calls; see the module docstring. Raises when a call fails (see GuardedAgents)."""
 
@@ -122,15 +124,12 @@ class LLMAgents:
 
     def describe(self) -> dict[str, Any]:
         """Spec, version and prompt versions and hashes (what a report records; no URL or key)."""
-        from dimobench import prompts
-
-        loaded = {role: prompts.load(name) for role, name in PROMPTS.items()}
         return {"spec": self.backend.spec, "version": VERSION,
-                "prompts": {p.name: {"version": p.version, "hash": p.hash} for p in loaded.values()}}
+                "prompts": {name: self.backend.prompt_info(name) for name in PROMPTS.values()}}
 
     def _ask(self, role: str, schema: type[M], **variables: object) -> M:
-        system, _ = _render(PROMPTS["system"])
-        user, _ = _render(PROMPTS[role], **variables)
+        system = self.backend.render_prompt(PROMPTS["system"])
+        user = self.backend.render_prompt(PROMPTS[role], **variables)
         self.calls += 1
         return self.backend.complete_json([{"role": "system", "content": system},
                                            {"role": "user", "content": user}], schema)
@@ -236,16 +235,25 @@ class GuardedAgents:
         return self.fallback.targets(regime, prop, cands, support, contra, related)
 
 
+BACKENDS_GROUP = "precomem.agent_backends"
+"""Entry-point group of LLM backend factories: ``factory(spec, base_url=..., cache_dir=...) -> JSONBackend``."""
+
+
 def make_agents(spec: str, *, base_url: str | None = None, cache_dir: Path | None = None) -> SubAgents:
     """``rules`` -> :class:`RuleAgents`; ``openai/<model>`` or ``gemini/<model>`` -> guarded LLM agents.
 
-    The LLM backend comes from dimobench (imported here, SDKs only at the first call); ``base_url`` and
-    ``cache_dir`` default to the provider's endpoint (or ``OPENAI_BASE_URL``) and the shared reply cache.
+    The backend comes from the first factory registered under :data:`BACKENDS_GROUP` (dimobench registers
+    one; SDKs load only at the first call); ``base_url`` and ``cache_dir`` default to the provider's endpoint
+    (or ``OPENAI_BASE_URL``) and the shared reply cache. To use another client, build the agents yourself:
+    ``PreCoMem(config, agents=GuardedAgents(LLMAgents(my_backend)))``.
     """
     if spec == "rules":
         return RuleAgents()
-    try:
-        from dimobench.backends.precomem_adapter import AgentBackend
-    except ImportError as exc:  # precomem used without dimobench's backends
-        raise AgentSetupError(f"agents {spec!r} need dimobench's LLM backends ({exc})") from None
-    return GuardedAgents(LLMAgents(AgentBackend(spec, base_url=base_url, cache_dir=cache_dir)))
+    from importlib.metadata import entry_points
+
+    found = sorted(entry_points(group=BACKENDS_GROUP), key=lambda ep: ep.name)
+    if not found:
+        raise AgentSetupError(f"agents {spec!r} need an LLM backend: install dimobench (it registers one under "
+                              f"{BACKENDS_GROUP!r}) or pass agents=GuardedAgents(LLMAgents(backend)) to PreCoMem")
+    factory = found[0].load()
+    return GuardedAgents(LLMAgents(factory(spec, base_url=base_url, cache_dir=cache_dir)))

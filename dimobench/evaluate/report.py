@@ -9,7 +9,7 @@ from typing import Any
 
 from dimobench.evaluate import scoring as sc
 from dimobench.evaluate.runner import SystemRun
-from dimobench.suite import Suite
+from dimobench.suite.load import Suite
 
 LIST_KEYS = ("recovery_turns", "windows", "memory")
 
@@ -85,9 +85,9 @@ def llm_figures(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _evidence_recall(run: SystemRun) -> dict[str, Any]:
-    """Turn-level evidence recall@k (see :func:`dimobench.evaluate_evidence.evidence_recall`), by source type
+    """Turn-level evidence recall@k (see :func:`dimobench.evaluate.evidence.evidence_recall`), by source type
     on imported suites and by qa_type on generated ones."""
-    from dimobench.evaluate_evidence import evidence_recall
+    from dimobench.evaluate.evidence import evidence_recall
 
     out = evidence_recall(({"evidence_turns": r.get("evidence_turns", []),
                             "source_type": r.get("source_type") or r.get("qa_type"),

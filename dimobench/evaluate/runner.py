@@ -17,7 +17,7 @@ from typing import Any
 
 from dimobench.evaluate.answerer import OfflineAnswerer
 from dimobench.evaluate.protocol import Recalled, SystemFailure, normalise_items, public_turn
-from dimobench.suite import Suite
+from dimobench.suite.load import Suite
 
 ProgressFn = Callable[[str, str, str, int, int], None]
 """progress(system, suite, persona, turn, turns done in this system/suite)."""

@@ -201,7 +201,7 @@ def judge_agreement(rows: Sequence[Row]) -> dict[str, Any] | None:
     ``"a | b"`` to Cohen's kappa of each pair (None where undefined, e.g. both judges constant). None when no
     row carries judge votes.
     """
-    from dimobench.review.agreement import cohen_kappa
+    from dimobench.agreement import cohen_kappa
 
     voted = [r for r in rows if r.get("judges")]
     if not voted:

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from dimobench.errors import InputError
-from dimobench.outdir import prepare_out
-from dimobench.schema import Persona, QAItem, Turn
+from dimobench.suite.outdir import prepare_out
+from dimobench.suite.schema import Persona, QAItem, Turn
 
 
 @dataclass
@@ -128,8 +128,8 @@ def parse_date(text: Any, path: Path, where: str) -> str:
 
 
 def source_counts(imp: Imported) -> dict[str, object]:
-    """Counts of the suite (``dimobench.suite.counts``) plus per-source-type, session and dropped counts."""
-    from dimobench.suite import counts
+    """Counts of the suite (``dimobench.suite.load.counts``) plus per-source-type, session and dropped counts."""
+    from dimobench.suite.load import counts
 
     out = counts(imp.personas, imp.turns, imp.qa)
     by_src = Counter(q.source_type or "none" for q in imp.qa)
@@ -144,8 +144,8 @@ def write_imported(imp: Imported, out: Path, force: bool = False) -> Any:
     """Write ``imp`` as an imported suite (atomic, hashed files; manifest last; dataset card) and return
     the manifest."""
     from dimobench import __version__
-    from dimobench.jsonl import atomic_write_text
-    from dimobench.suite import write_suite
+    from dimobench.suite.io import atomic_write_text
+    from dimobench.suite.load import write_suite
 
     prepare_out(out, force, markers=("manifest.json",))
     names = [p.name for p in imp.paths]

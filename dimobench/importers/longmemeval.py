@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from dimobench.importers.common import Imported, as_text, fail, need, parse_date, read_json
-from dimobench.schema import Persona, QAItem, Turn
+from dimobench.suite.schema import Persona, QAItem, Turn
 
 NAME = "longmemeval"
 LICENCE = "MIT (LongMemEval repository licence; check the dataset card of the file you use)"

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from dimobench.importers.common import Imported, fail, read_text
-from dimobench.schema import Persona, QAItem, Turn
+from dimobench.suite.schema import Persona, QAItem, Turn
 
 NAME = "personamem"
 LICENCE = "see the PersonaMem dataset card (bowen-upenn/PersonaMem on Hugging Face); not verified here"

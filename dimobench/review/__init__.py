@@ -1,7 +1,7 @@
 """Human review of a suite: stratified blind sheets, agreement (kappa, alpha), adjudication, merge.
 
 DESIGN.md section 6. The steps are :func:`sample_suite`, :func:`score_sheets`, :func:`adjudicate_sheets` and
-:func:`merge_adjudication`; the metrics live in :mod:`dimobench.review.agreement`.
+:func:`merge_adjudication`; the metrics live in :mod:`dimobench.agreement`.
 """
 
 from __future__ import annotations

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from dimobench.errors import InputError
-from dimobench.jsonl import atomic_write_text, read_jsonl, sha256_file, write_jsonl
 from dimobench.review.checks import ReviewSet
 from dimobench.review.score import consensus, disagrees
 from dimobench.review.sheets import FIELDS, VERDICT_LABELS, normalise_label, read_csv, write_csv
+from dimobench.suite.io import atomic_write_text, read_jsonl, sha256_file, write_jsonl
 
 HUMAN_VERDICTS = "human_verdicts.jsonl"
 

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from dimobench.errors import ConfigError, InputError
-from dimobench.jsonl import atomic_write_text, write_jsonl
 from dimobench.review.sampling import DEFAULT_BY, Sample, draw_sample
 from dimobench.review.sheets import SHEET_COLUMNS, annotator_names, sheet_row, write_csv
+from dimobench.suite.io import atomic_write_text, write_jsonl
 
 SAMPLE_FILE = "sample.jsonl"
 
@@ -39,7 +39,7 @@ def sample_suite(suite_path: Path, out: Path, frac: float = 0.2, by: Sequence[st
     Returns:
         The sample and the sheet paths.
     """
-    from dimobench.suite import load_suite
+    from dimobench.suite.load import load_suite
 
     people = annotator_names(annotators, names)
     suite = load_suite(suite_path)
@@ -63,7 +63,7 @@ def sample_suite(suite_path: Path, out: Path, frac: float = 0.2, by: Sequence[st
 
 def _suite_verdicts(suite_path: Path, qa_ids: Sequence[str]) -> tuple[dict[str, Any], dict[str, str] | None]:
     from dimobench.review.adjudicate import read_human_verdicts
-    from dimobench.suite import load_suite
+    from dimobench.suite.load import load_suite
 
     suite = load_suite(suite_path)
     known = {q.qa_id for q in suite.qa}

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dimobench.errors import ConfigError
-from dimobench.schema import QAItem
+from dimobench.suite.schema import QAItem
 
 DEFAULT_BY: tuple[str, ...] = ("qa_type", "phase")
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
-from dimobench.review.agreement import (
+from dimobench.agreement import (
     METRICS,
     Value,
     bootstrap_kappa,

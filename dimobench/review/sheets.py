@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dimobench.errors import InputError
-from dimobench.jsonl import atomic_write_text, read_jsonl
-from dimobench.schema import QAItem, Turn
+from dimobench.suite.io import atomic_write_text, read_jsonl
+from dimobench.suite.schema import QAItem, Turn
 
 CRITERIA: tuple[str, ...] = ("supported", "temporally_valid", "implicit", "unambiguous", "type_faithful",
                              "confounder_robust")

@@ -12,11 +12,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from dimobench.jsonl import write_jsonl
-from dimobench.suite import load_suite
+from dimobench.suite.io import write_jsonl
+from dimobench.suite.load import load_suite
 from dimobench.verify.embed import Embedder
 from dimobench.verify.plant import DEFECTS, Planter
-from dimobench.verify.runner import verify_suite
+from dimobench.verify.runner import verify_offline
 
 SUITE_FILES = ("manifest.json", "personas.jsonl", "schedules.jsonl", "dialogues.jsonl", "qa.jsonl")
 
@@ -63,7 +63,7 @@ def calibrate(src: str | Path, per_defect: int = 40, seed: int = 0, out: str | P
         out = Path(tmp) / "suite"
     try:
         planted = plant_defects(src, out, per_defect, seed)
-        result = verify_suite(out, embedder=embedder)
+        result = verify_offline(out, embedder=embedder)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)

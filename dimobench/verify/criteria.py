@@ -1,7 +1,7 @@
 """The six verification criteria as scorers (DESIGN.md section 3, STYLE.md convention 10).
 
 Each scorer takes an :class:`~dimobench.verify.offline.ItemView` and the suite context and returns a
-:class:`~dimobench.schema.CriterionResult` with ``verdict`` ACCEPT, REJECT or UNSCORED and an explanation.
+:class:`~dimobench.suite.schema.CriterionResult` with ``verdict`` ACCEPT, REJECT or UNSCORED and an explanation.
 A REJECT carries ``fixable=True`` when rewording the item's question or options would fix it (the item then
 gets REVISE rather than REJECT). Missing information (no latent plan, no annotations) gives UNSCORED, never a
 pass. Scorers are selected by name from :data:`CRITERIA`.
@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 
 from dimobench.catalog import EXPLICIT_CHANGE, content_words
-from dimobench.schema import CriterionResult
+from dimobench.suite.schema import CriterionResult
 from dimobench.verify.offline import (
     CONFOUNDER_KINDS,
     ItemView,

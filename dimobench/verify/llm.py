@@ -29,22 +29,21 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from dimobench import llm_render, prompts
+from dimobench import prompts
 from dimobench.backends.base import ChatLLM, Message, Request
+from dimobench.backends.jobs import STATE_DIR, Job, RunLog, last_event, run_jobs
 from dimobench.backends.usage import Ledger
-from dimobench.jsonl import atomic_write_text
-from dimobench.llm_jobs import Job
-from dimobench.plan import LatentPlan
 from dimobench.rng import derive_seed
-from dimobench.schema import CriterionResult, QAItem, Trait, Turn, VerdictRecord, VerifierInfo
-from dimobench.suite import Suite, load_suite
+from dimobench.suite.io import atomic_write_text
+from dimobench.suite.load import Suite, load_suite
+from dimobench.suite.plan import LatentPlan
+from dimobench.suite.schema import CriterionResult, QAItem, Trait, Turn, VerdictRecord, VerifierInfo
 from dimobench.verify.runner import VerifyResult, check_criteria, item_verdict, stale_warnings, write_results
 
 VERSION = "llm-1"
 PROMPTS = ("verifier/system", "verifier/item")
 TEMPERATURE = 0.0
 """Judging is not creative; temperature 0 with a seed also makes every reply cacheable."""
-STATE_DIR = ".dimobench"
 JOURNAL = "verify-journal"
 FAILURES = "verify-failures.jsonl"
 MAX_EVIDENCE = 8
@@ -88,7 +87,7 @@ class Calls:
 
     def run(self, jobs: list[Job], llm: ChatLLM, ledger: Ledger) -> dict[str, Any]:
         """Parsed replies by job item; failed jobs are missing and listed in ``failures``."""
-        return llm_render._run(jobs, llm, ledger, self.log, self.failures, self.concurrency)
+        return run_jobs(jobs, llm, ledger, self.log, self.failures, self.concurrency)
 
 
 class _NoLog:
@@ -131,7 +130,7 @@ def verify_suite_llm(path: str | Path, verifier: str, only: list[str] | None = N
                                    timeout=timeout)
     if write:
         llm, generator_llm = _journaled(state, resume, llm, generator_llm)
-    calls = Calls(llm_render.RunLog(state) if write else _NoLog(), concurrency)
+    calls = Calls(RunLog(state) if write else _NoLog(), concurrency)
     seed = suite.manifest.config.get("seed", 0)
     seed = seed if isinstance(seed, int) else 0
     ledgers = {"verifier": Ledger(llm.spec), "generator": Ledger(generator_llm.spec if generator_llm else "")}
@@ -335,15 +334,4 @@ def _read_records(path: Path) -> list[dict[str, Any]]:
 
 def last_verify_run(out: str | Path) -> dict[str, Any] | None:
     """The latest LLM verification's totals and failures from ``out/.dimobench/`` (None if there was none)."""
-    state = Path(out) / STATE_DIR
-    try:
-        lines = (state / llm_render.RUN_LOG).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        return None
-    run = next((json.loads(ln) for ln in reversed(lines) if '"event": "verify"' in ln), None)
-    if run is None:
-        return None
-    fails = state / FAILURES
-    run["failed_items"] = [json.loads(ln) for ln in fails.read_text(encoding="utf-8").splitlines()
-                           if ln.strip()] if fails.exists() else []
-    return run
+    return last_event(out, "verify", failures=FAILURES)

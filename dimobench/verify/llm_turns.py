@@ -6,13 +6,13 @@ entity, decoy) are checked; filler carries no spec worth checking.
 
 Where the spec comes from: the suite does not store the instruction each turn was rendered from, but all
 it is made of is there: the turn's ``annotation`` (kind, trait, state, entity), the persona (state
-descriptions, people) and the packaged catalog (the trait's topic). ``llm_jobs._turn_spec`` rebuilds the
+descriptions, people) and the packaged catalog (the trait's topic). ``dimobench.suite.textspec.turn_spec`` rebuilds the
 generator's instruction from them, so nothing had to be added to the suite format.
 
 A turn passes when the verifier (prompt ``verifier/turn``, reply :class:`TurnCheck`) says it follows its spec,
 uses no state words and has the right subject (a confounder must not read as the user's own change), and a
 cue names neither its state nor a change (the generator's own rule, checked here too). A failing turn is
-re-rendered by the generator backend (prompt ``verifier/rerender``, reply ``llm_jobs.ExchangeText``) and
+re-rendered by the generator backend (prompt ``verifier/rerender``, reply ``ExchangeText``) and
 checked again, up to :data:`MAX_RERENDERS` times; the first version that passes replaces it, and a turn that
 never passes keeps its original text. Every request depends only on text and spec, so a rerun on the output
 is answered from the cache and changes nothing. What happened to each turn goes to
@@ -26,12 +26,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from dimobench import llm_jobs, prompts
+from dimobench import prompts
 from dimobench.backends.base import ChatLLM, Message, Request
+from dimobench.backends.jobs import Job
 from dimobench.catalog import EXPLICIT_CHANGE, load_catalog
 from dimobench.rng import derive_seed
-from dimobench.schema import Turn
-from dimobench.suite import Suite
+from dimobench.suite.load import Suite
+from dimobench.suite.schema import Turn
+from dimobench.suite.textspec import WRITER_TEMPERATURE, ExchangeText, fallback_bio, turn_spec
 
 if TYPE_CHECKING:
     from dimobench.backends.usage import Ledger
@@ -114,7 +116,7 @@ def check_and_rerender(suite: Suite, seed: int, verifier: ChatLLM, generator: Ch
         if a is None or a.kind not in CHECKED or not a.trait_id or t.persona_id not in personas:
             continue
         try:
-            spec = llm_jobs._turn_spec(catalog, personas[t.persona_id], t)
+            spec = turn_spec(catalog, personas[t.persona_id], t)
         except (KeyError, StopIteration):  # a trait the catalog does not know: no spec to check against
             continue
         work.append(_Work(t, spec, (t.user, t.assistant)))
@@ -162,7 +164,7 @@ def _check(work: list[_Work], attempt: int, seed: int, suite: Suite, verifier: C
                               kind=w.spec["kind"], instruction=w.spec["instruction"], avoid=w.spec["avoid"],
                               avoid_always=AVOID_ALWAYS, user=w.text[0], assistant=w.text[1])
         item = f"{w.key}/check-{attempt}"
-        jobs.append(llm_jobs.Job(item, "check", Request(
+        jobs.append(Job(item, "check", Request(
             messages=[Message(role="system", content=system.text), Message(role="user", content=text.text)],
             response_model=TurnCheck, temperature=0.0, max_tokens=512, item=item,
             seed=derive_seed(seed, "verify-turn", w.turn.persona_id, w.turn.turn) % (2 ** 31)), [w.turn]))
@@ -183,20 +185,20 @@ def _check(work: list[_Work], attempt: int, seed: int, suite: Suite, verifier: C
             w.first, w.first_problem = reply, w.problem
 
 
-def _rerender_job(w: _Work, attempt: int, seed: int, suite: Suite) -> llm_jobs.Job:
+def _rerender_job(w: _Work, attempt: int, seed: int, suite: Suite) -> Job:
     persona = next(p for p in suite.personas if p.persona_id == w.turn.persona_id)
     system = prompts.render("generator/system")
     text = prompts.render("verifier/rerender", name=persona.name.split()[0],
-                          bio=persona.profile.get("bio") or llm_jobs.fallback_bio(persona),
+                          bio=persona.profile.get("bio") or fallback_bio(persona),
                           people=[{"name": e.name, "relation": e.relation} for e in persona.entities],
                           kind=w.spec["kind"], instruction=w.spec["instruction"], avoid=w.spec["avoid"],
                           avoid_always=AVOID_ALWAYS, user=w.text[0], assistant=w.text[1], problem=w.problem)
     item = f"{w.key}{RERENDER}{attempt}"
     request = Request(messages=[Message(role="system", content=system.text), Message(role="user", content=text.text)],
-                      response_model=llm_jobs.ExchangeText, temperature=llm_jobs.TEMPERATURE, item=item,
+                      response_model=ExchangeText, temperature=WRITER_TEMPERATURE, item=item,
                       seed=derive_seed(seed, "rerender", w.turn.persona_id, w.turn.turn, attempt) % (2 ** 31),
                       max_tokens=512, check=_RerenderCheck(w.spec))
-    return llm_jobs.Job(item, "rerender", request, [w.turn])
+    return Job(item, "rerender", request, [w.turn])
 
 
 def _record(w: _Work) -> dict[str, Any]:

@@ -14,9 +14,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from dimobench.catalog import Catalog, TraitEntry, load_catalog
-from dimobench.plan import LatentPlan
-from dimobench.schema import QAItem, Trait, Turn
-from dimobench.suite import Suite
+from dimobench.suite.load import Suite
+from dimobench.suite.plan import LatentPlan
+from dimobench.suite.schema import QAItem, Trait, Turn
 from dimobench.verify.embed import HASHING, Embedder, shared_embedder
 
 CONFOUNDER_KINDS = ("entity", "decoy", "chatter")

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from dimobench.catalog import Catalog, load_catalog
-from dimobench.plan import LatentPlan
-from dimobench.schema import QAItem, Turn
-from dimobench.stages.qa import _Index, _Maker
-from dimobench.suite import Suite
+from dimobench.suite.load import Suite
+from dimobench.suite.plan import LatentPlan
+from dimobench.suite.questions import EvidenceIndex, QuestionMaker
+from dimobench.suite.schema import QAItem, Turn
 
 
 @dataclass
@@ -25,7 +25,7 @@ class Planter:
 
     catalog: Catalog
     plans: dict[str, LatentPlan]
-    index: dict[str, _Index]
+    index: dict[str, EvidenceIndex]
     turns: dict[str, list[Turn]]
     rng: random.Random
 
@@ -36,7 +36,7 @@ class Planter:
         for t in suite.dialogues:
             turns.setdefault(t.persona_id, []).append(t)
         plans = {p.persona_id: LatentPlan(p, schedules[p.persona_id]) for p in suite.personas}
-        return cls(load_catalog(), plans, {k: _Index.build(v) for k, v in turns.items()}, turns,
+        return cls(load_catalog(), plans, {k: EvidenceIndex.build(v) for k, v in turns.items()}, turns,
                    random.Random(seed))
 
     def kind_turns(self, q: QAItem, kinds: tuple[str, ...], upto: int, trait: str | None = None,
@@ -68,8 +68,8 @@ class Planter:
         entry = self.catalog.trait(q.trait_id or "")
         return next((s.state_id for s in entry.states if q.options[i] in s.answers + s.recommendations), None)
 
-    def maker(self, persona_id: str) -> _Maker:
-        return _Maker(self.catalog, self.plans[persona_id], self.index[persona_id], self.rng)
+    def maker(self, persona_id: str) -> QuestionMaker:
+        return QuestionMaker(self.catalog, self.plans[persona_id], self.index[persona_id], self.rng)
 
 
 Plant = Callable[[QAItem, Planter], "QAItem | None"]
@@ -196,12 +196,12 @@ def stability_on_drifting_trait(q: QAItem, p: Planter) -> QAItem | None:
     plan = p.plans[q.persona_id]
     maker = p.maker(q.persona_id)
     drifting = sorted(plan.drifting_traits)
-    ok = [tr for tr in drifting if tr in maker._candidates("current_state", q.ask_turn)]
+    ok = [tr for tr in drifting if tr in maker.candidates("current_state", q.ask_turn)]
     if not ok:
         return None
     trait = p.rng.choice(ok)
-    maker._candidates = lambda kind, t: [trait]  # type: ignore[method-assign]
-    made = maker._make("current_state", q.ask_turn, q.qa_id)
+    maker.candidates = lambda kind, t: [trait]  # type: ignore[method-assign]
+    made = maker.make("current_state", q.ask_turn, q.qa_id)
     return made.model_copy(update={"qa_type": "stability", "drift_id": None})
 
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dimobench.rng import derive_seed
-from dimobench.schema import QAItem, VerdictRecord
-from dimobench.stages.qa import TARGET_SHARE, _Maker
-from dimobench.suite import load_suite
+from dimobench.suite.load import load_suite
+from dimobench.suite.questions import TARGET_SHARE, QuestionMaker
+from dimobench.suite.schema import QAItem, VerdictRecord
 from dimobench.verify.embed import Embedder
 from dimobench.verify.plant import Planter
 from dimobench.verify.runner import judge, judge_suite, stale_warnings, verifier_info, write_results
@@ -56,7 +56,7 @@ def repair_suite(path: str | Path, max_tries: int = MAX_TRIES, embedder: Embedde
         if q.persona_id in planter.plans and q.persona_id in planter.index:
             for attempt in range(max_tries):
                 rng = random.Random(derive_seed(root_seed, "repair", q.qa_id, attempt))
-                maker = _Maker(planter.catalog, planter.plans[q.persona_id], planter.index[q.persona_id], rng)
+                maker = QuestionMaker(planter.catalog, planter.plans[q.persona_id], planter.index[q.persona_id], rng)
                 candidate = respin(maker, q, rng, planter.turns[q.persona_id][-1].turn)
                 if candidate is None:
                     break
@@ -73,13 +73,13 @@ def repair_suite(path: str | Path, max_tries: int = MAX_TRIES, embedder: Embedde
     return RepairResult(verdicts, repaired, unrepaired, warnings, ctx.embedder.name)
 
 
-def respin(maker: _Maker, q: QAItem, rng: random.Random, end: int) -> QAItem | None:
+def respin(maker: QuestionMaker, q: QAItem, rng: random.Random, end: int) -> QAItem | None:
     """A fresh item for the slot of ``q``: same ask turn (else the next askable one up to ``end``), same type
     when feasible there."""
     for t in range(q.ask_turn, max(end, q.ask_turn) + 1):
-        kinds = [k for k in TARGET_SHARE if maker._candidates(k, t)]
+        kinds = [k for k in TARGET_SHARE if maker.candidates(k, t)]
         if not kinds:
             continue
         kind = q.qa_type if q.qa_type in kinds else rng.choice(kinds)
-        return maker._make(kind, t, q.qa_id)
+        return maker.make(kind, t, q.qa_id)
     return None

@@ -6,12 +6,12 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from dimobench.schema import QAItem, Turn, VerdictRecord
+from dimobench.suite.schema import QAItem, Turn, VerdictRecord
 
 
-def _pct(row: dict[str, object]) -> str:
-    rate = row.get("accept_rate")
-    return "-" if rate is None else f"{float(rate):.1%}"  # type: ignore[arg-type]
+def _pct(rate: object) -> str:
+    """A share as a percentage; ``-`` when nothing was counted (e.g. a suite too small to keep clean items)."""
+    return f"{rate:.1%}" if isinstance(rate, int | float) else "-"
 
 
 def print_summary(console: Console, summary: dict[str, object], embedder: str, warnings: list[str],
@@ -25,7 +25,7 @@ def print_summary(console: Console, summary: dict[str, object], embedder: str, w
     assert isinstance(overall, dict)
     counts = summary.get("verdicts", {})
     assert isinstance(counts, dict)
-    console.print(f"[bold]ACCEPT {_pct(overall)}[/] of {overall['n']} items "
+    console.print(f"[bold]ACCEPT {_pct(overall.get('accept_rate'))}[/] of {overall['n']} items "
                   f"(ACCEPT {counts.get('ACCEPT', 0)}, REVISE {counts.get('REVISE', 0)}, "
                   f"REJECT {counts.get('REJECT', 0)}; verifier {verifier}"
                   + (f", embeddings {embedder})" if embedder else ")"))
@@ -38,7 +38,7 @@ def print_summary(console: Console, summary: dict[str, object], embedder: str, w
         table.add_column("ACCEPT", justify="right")
         table.add_column("rate", justify="right")
         for name, row in rows.items():
-            table.add_row(name, str(row["n"]), str(row["accept"]), _pct(row))
+            table.add_row(name, str(row["n"]), str(row["accept"]), _pct(row.get("accept_rate")))
         console.print(table)
 
 
@@ -50,8 +50,8 @@ def print_calibration(console: Console, report: dict[str, object]) -> None:
     per_defect = report["per_defect"]
     assert isinstance(per_defect, dict)
     for name, row in per_defect.items():
-        table.add_row(name, row["criterion"], str(row["n"]), f"{row['caught_rate']:.1%}",
-                      f"{row['criterion_rate']:.1%}")
+        table.add_row(name, row["criterion"], str(row["n"]), _pct(row["caught_rate"]),
+                      _pct(row["criterion_rate"]))
     console.print(table)
     per_criterion = report["per_criterion"]
     assert isinstance(per_criterion, dict)
@@ -59,10 +59,10 @@ def print_calibration(console: Console, report: dict[str, object]) -> None:
     for col in ("criterion", "n", "caught"):
         crit.add_column(col)
     for name, row in per_criterion.items():
-        crit.add_row(name, str(row["n"]), f"{row['caught_rate']:.1%}")
+        crit.add_row(name, str(row["n"]), _pct(row["caught_rate"]))
     console.print(crit)
-    console.print(f"[bold]overall caught {report['caught_rate']:.1%}[/] of {report['planted']} planted; "
-                  f"false rejects on clean items {report['false_reject_rate']:.1%} "
+    console.print(f"[bold]overall caught {_pct(report['caught_rate'])}[/] of {report['planted']} planted; "
+                  f"false rejects on clean items {_pct(report['false_reject_rate'])} "
                   f"({report['false_rejects']} of "
                   f"{report['clean']}); embeddings {report['embedder']}")
 

@@ -12,11 +12,10 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from dimobench.jsonl import atomic_write_text, sha256_file, write_jsonl
-from dimobench.schema import CriterionResult, QAItem, Turn, VerdictRecord, VerifierInfo
-from dimobench.suite import Suite, counts, load_suite
+from dimobench.suite.io import atomic_write_text, sha256_file, write_jsonl
+from dimobench.suite.load import Suite, counts, load_suite
+from dimobench.suite.schema import CriterionResult, QAItem, Turn, VerdictRecord, VerifierInfo
 from dimobench.verify.criteria import CRITERIA
 from dimobench.verify.embed import Embedder
 from dimobench.verify.offline import THRESHOLDS, SuiteContext, analyse, build_context
@@ -92,24 +91,9 @@ def judge_suite(suite: Suite, only: list[str] | None = None, embedder: Embedder 
     return [judge(q, ctx, names, info) for q in suite.qa], ctx
 
 
-def verify_suite(path: str | Path, verifier: str = "offline", only: list[str] | None = None,
-                 embedder: Embedder | None = None, write: bool = True, **llm_options: Any) -> VerifyResult:
-    """Verify the suite at ``path``: write ``verdicts.jsonl`` and update the manifest atomically.
-
-    Args:
-        path: suite directory.
-        verifier: ``"offline"``, or an LLM (``openai[/MODEL]``, ``gemini[/MODEL]``) judged by
-            :func:`dimobench.verify.llm.verify_suite_llm`.
-        only: criteria to run (default all six).
-        embedder: an embedder to share across calls (default the process-wide one).
-        write: False to judge without touching the suite.
-        llm_options: for an LLM verifier: ``base_url``, ``cache_dir``, ``concurrency``, ``resume``, ...
-            (ignored offline, where nothing is called).
-    """
-    if verifier != "offline":
-        from dimobench.verify.llm import verify_suite_llm
-
-        return verify_suite_llm(path, verifier, only, write, **llm_options)
+def verify_offline(path: str | Path, only: list[str] | None = None, embedder: Embedder | None = None,
+                   write: bool = True) -> VerifyResult:
+    """Verify the suite at ``path`` with the offline verifier (see :func:`dimobench.verify.verify_suite`)."""
     root = Path(path)
     suite = load_suite(root)
     warnings = stale_warnings(suite)
@@ -119,7 +103,7 @@ def verify_suite(path: str | Path, verifier: str = "offline", only: list[str] | 
         if late:
             warnings.append(f"{q.qa_id}: evidence turn(s) {late} come after the question (turn {q.ask_turn})")
     if write:
-        write_results(root, suite, verdicts, verifier)
+        write_results(root, suite, verdicts, "offline")
     return VerifyResult(root, verdicts, warnings, ctx.embedder.name)
 
 
@@ -177,8 +161,8 @@ def write_results(root: Path, suite: Suite, verdicts: list[VerdictRecord], verif
 
 
 def _refresh_card(root: Path, data: dict[str, object]) -> None:
-    from dimobench.card import render_card
-    from dimobench.schema import Manifest
+    from dimobench.suite.card import render_card
+    from dimobench.suite.schema import Manifest
 
     if (root / "README.md").is_file():
         atomic_write_text(root / "README.md", render_card(Manifest.model_validate(data)))

@@ -84,8 +84,8 @@ def test_cli_runs_all_adapters_offline(tmp_path: Path, monkeypatch: pytest.Monke
     for name in ADAPTERS:
         _needs(name)
     from dimobench.api import generate_suite
-    from dimobench.cli import app
-    from dimobench.config import make_config
+    from dimobench.cli.app import app
+    from dimobench.generate.config import make_config
 
     suite = tmp_path / "s"
     generate_suite(make_config(turns=60, personas=2, qa=8, seed=3), suite)

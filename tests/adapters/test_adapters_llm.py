@@ -196,7 +196,7 @@ def test_without_an_llm_one_line(name: str, tmp_path: Path, monkeypatch: pytest.
 
 def test_cli_without_memory_llm_exits_2(small_suite: Path, tmp_path: Path) -> None:
     _needs("mem0")
-    from dimobench.cli import app
+    from dimobench.cli.app import app
 
     res = CliRunner().invoke(app, ["evaluate", str(small_suite), "--system", "full", "--system", "mem0", "--out",
                                    str(tmp_path / "r"), "--embedding", "hashing", "--no-plots"])
@@ -208,7 +208,7 @@ def test_cli_without_memory_llm_exits_2(small_suite: Path, tmp_path: Path) -> No
 
 
 def test_cli_bad_memory_llm_exits_2(small_suite: Path, tmp_path: Path) -> None:
-    from dimobench.cli import app
+    from dimobench.cli.app import app
 
     res = CliRunner().invoke(app, ["evaluate", str(small_suite), "--system", "full", "--memory-llm", "nope/x",
                                    "--out", str(tmp_path / "r"), "--embedding", "hashing", "--no-plots"])
@@ -220,8 +220,8 @@ def test_cli_scores_the_full_systems(server: FakeLLMServer, tmp_path: Path) -> N
     for name in LLM_ADAPTERS:
         _needs(name)
     from dimobench.api import generate_suite
-    from dimobench.cli import app
-    from dimobench.config import make_config
+    from dimobench.cli.app import app
+    from dimobench.generate.config import make_config
 
     suite = tmp_path / "s"
     generate_suite(make_config(turns=60, personas=1, qa=6, seed=3), suite)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from dimobench.cli import app
+from dimobench.cli.app import app
 from dimobench.evaluate.protocol import SystemFailure
 from dimobench.evaluate.systems import BUILTINS, make_system
 from dimobench.evaluate.systems.adapters import ADAPTERS

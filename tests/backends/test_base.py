@@ -8,7 +8,7 @@ from pydantic import BaseModel
 from dimobench.backends.base import InvalidReply, Message, Request, TransientError, parse_reply, redact, strict_schema
 from dimobench.backends.scripted import ScriptedBackend
 from dimobench.errors import BackendError
-from dimobench.llm_jobs import ExchangeText, questions_model, session_model
+from dimobench.generate.rewrite_jobs import ExchangeText, questions_model, session_model
 
 
 def req(model: type[BaseModel] = ExchangeText, **kw: object) -> Request:

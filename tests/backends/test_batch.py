@@ -264,7 +264,7 @@ def test_dry_run_counts_verifier_calls_as_they_are_made_and_prices_batches(tmp_p
 
 def test_estimates_and_ledger_price_batch_calls_at_the_batch_factor(tmp_path: Path) -> None:
     from dimobench.api import RunOptions, estimate_generation
-    from dimobench.config import make_config
+    from dimobench.generate.config import make_config
 
     assert BATCH_PRICE_FACTOR["openai"] == 0.5
     assert cost_usd("openai/gpt-4o", 10**6, 10**6, batch=True) == pytest.approx(0.5 * cost_usd(

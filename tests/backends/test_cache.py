@@ -11,7 +11,7 @@ from dimobench.backends.base import Message, Request, TransientError
 from dimobench.backends.cache import CACHE_FILE, CachedLLM, ReplyCache
 from dimobench.backends.scripted import ScriptedBackend
 from dimobench.errors import BackendError
-from dimobench.llm_jobs import ExchangeText
+from dimobench.generate.rewrite_jobs import ExchangeText
 
 GOOD = {"user": "u", "assistant": "a"}
 

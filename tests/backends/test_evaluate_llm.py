@@ -199,7 +199,7 @@ def test_faults_are_retried_and_give_the_same_bytes(provider: str, suite: Path, 
 def test_retry_after_is_honoured(suite: Path) -> None:
     from dimobench.evaluate.llm_answerer import make_answerer
     from dimobench.evaluate.protocol import Recalled
-    from dimobench.suite import load_suite
+    from dimobench.suite.load import load_suite
 
     q = load_suite(suite).qa[0]
     with FakeLLMServer(faults={1: "429"}, retry_after=3) as srv:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from dimobench.cli import app
+from dimobench.cli.app import app
 
 ROLES = [("openai/gpt-4o-mini", "OPENAI_API_KEY"), ("gemini/gemini-2.5-flash", "GEMINI_API_KEY")]
 

@@ -15,7 +15,7 @@ from fakeserver import FakeLLMServer
 from llmkeys import GEMINI_KEY, OPENAI_KEY
 from pydantic import ValidationError
 
-from dimobench.backends.precomem_adapter import llm_agents
+from dimobench.evaluate.systems.precomem_backend import llm_agents
 from precomem import PreCoMem, PreCoMemConfig
 from precomem.llm_agents import AgentSetupError, GuardedAgents, extraction_model, targets_model
 

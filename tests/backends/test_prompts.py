@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dimobench import llm_jobs, prompts
+from dimobench import prompts
+from dimobench.generate import rewrite_jobs as llm_jobs
 
 
 def test_missing_variables_are_reported_all_at_once() -> None:

@@ -13,7 +13,7 @@ from dimobench.backends.base import BaseLLM, Message, Request
 from dimobench.backends.gemini import GeminiBackend
 from dimobench.backends.openai import OpenAIBackend
 from dimobench.errors import BackendError
-from dimobench.llm_jobs import session_model
+from dimobench.generate.rewrite_jobs import session_model
 
 PROVIDERS = ["openai", "gemini"]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from dimobench.cli import app
+from dimobench.cli.app import app
 
 OUTSIDE = """
 class EchoMemory:
@@ -35,7 +35,7 @@ class Broken(EchoMemory):
 @pytest.fixture(scope="module")
 def tiny_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from dimobench.api import generate_suite
-    from dimobench.config import make_config
+    from dimobench.generate.config import make_config
 
     out = tmp_path_factory.mktemp("suites") / "tiny"
     generate_suite(make_config(turns=120, personas=2, seed=1), out)

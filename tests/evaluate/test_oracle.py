@@ -9,7 +9,7 @@ import pytest
 
 from dimobench.evaluate import embed
 from dimobench.evaluate.systems.oracle import PAST_SCORE, OracleMemory
-from dimobench.suite import load_suite
+from dimobench.suite.load import load_suite
 
 
 @pytest.fixture

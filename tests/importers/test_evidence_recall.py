@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dimobench.evaluate_evidence import evidence_recall
+from dimobench.evaluate.evidence import evidence_recall
 
 
 def rec(evidence: list[int], recalled: list[list[int]], kind: str | None = "single-hop") -> dict[str, object]:

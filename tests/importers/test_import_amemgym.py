@@ -10,8 +10,8 @@ from importer_sources import amemgym_users, write_json
 from dimobench.errors import InputError
 from dimobench.importers import import_benchmark
 from dimobench.importers.amemgym import load
-from dimobench.suite import load_suite
-from dimobench.validate import validate_suite
+from dimobench.suite.load import load_suite
+from dimobench.suite.validate import validate_suite
 
 
 def test_periods_become_questions_with_gold_and_stale(tmp_path: Path) -> None:

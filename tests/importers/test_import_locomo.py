@@ -10,8 +10,8 @@ from importer_sources import LOCOMO_REAL, locomo_sample, write_json
 
 from dimobench.importers import import_benchmark
 from dimobench.importers.locomo import ADVERSARIAL_GOLD, load, split_evidence
-from dimobench.suite import load_suite
-from dimobench.validate import validate_suite
+from dimobench.suite.load import load_suite
+from dimobench.suite.validate import validate_suite
 
 
 def test_small_sample_converts_every_field(tmp_path: Path) -> None:

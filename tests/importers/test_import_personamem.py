@@ -11,8 +11,8 @@ from importer_sources import personamem_files
 from dimobench.errors import InputError
 from dimobench.importers import import_benchmark
 from dimobench.importers.personamem import ALIASES, TYPES, canonical_type, load
-from dimobench.suite import load_suite
-from dimobench.validate import validate_suite
+from dimobench.suite.load import load_suite
+from dimobench.suite.validate import validate_suite
 
 
 def test_contexts_questions_and_options(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ import random
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from dimobench.review.agreement import (
+from dimobench.agreement import (
     bootstrap_kappa,
     cohen_kappa,
     confusion,

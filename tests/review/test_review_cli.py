@@ -175,7 +175,7 @@ def _copy_suite(src: Path, dst: Path) -> Path:
 
 def test_adjudicate_merge_then_score_against_the_verifier(sample: Path, dimo_suite: Path,
                                                           tmp_path: Path) -> None:
-    from dimobench.schema import CriterionResult, VerdictRecord, VerifierInfo
+    from dimobench.suite.schema import CriterionResult, VerdictRecord, VerifierInfo
 
     fill(sample / "sheet_a.csv", sample / "sheet_a.csv", A)
     fill(sample / "sheet_b.csv", sample / "sheet_b.csv", B)

@@ -14,8 +14,8 @@ from review_helpers import read_rows, run_cli
 from dimobench.errors import ConfigError
 from dimobench.review.sampling import allocate, draw_sample, sample_id_of, stratum_of
 from dimobench.review.sheets import LABEL_COLUMNS, SHEET_COLUMNS
-from dimobench.schema import CriterionResult, VerdictRecord, VerifierInfo
-from dimobench.suite import load_suite
+from dimobench.suite.load import load_suite
+from dimobench.suite.schema import CriterionResult, VerdictRecord, VerifierInfo
 
 
 @pytest.mark.parametrize("seed", range(25))

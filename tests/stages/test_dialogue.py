@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dimobench.plan import LatentPlan
-from dimobench.suite import load_suite
+from dimobench.suite.load import load_suite
+from dimobench.suite.plan import LatentPlan
 
 
 def test_cues_follow_the_latent_plan_and_the_transition_ramps(xl_suite: Path) -> None:

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from dimobench.backends import OfflineBackend
 from dimobench.catalog import load_catalog
-from dimobench.config import make_config
+from dimobench.generate.config import make_config
+from dimobench.generate.stages import drift, personas
 from dimobench.rng import derive_rng
-from dimobench.stages import drift, personas
 
 
 @pytest.mark.parametrize("turns,drifts", [(120, 1), (350, 1), (700, 2), (1050, 3)])
 def test_phases_tile_and_drifts_do_not_overlap(turns: int, drifts: int) -> None:
     cfg = make_config(turns=turns, drifts=drifts, seed=3)
-    ps = personas.run(cfg, load_catalog(), derive_rng(3, "personas"), OfflineBackend()).personas
-    out = drift.run(cfg, drift.Inputs(personas=ps), derive_rng(3, "drift"), OfflineBackend())
+    ps = personas.run(cfg, load_catalog(), derive_rng(3, "personas")).personas
+    out = drift.run(cfg, drift.Inputs(personas=ps), derive_rng(3, "drift"))
     for persona, sched in zip(ps, out.schedules):
         assert len(sched.drifts) == drifts
         covered = [t for ph in sched.phases for t in range(ph.start_turn, ph.end_turn + 1)]
@@ -33,8 +32,8 @@ def test_phases_tile_and_drifts_do_not_overlap(turns: int, drifts: int) -> None:
 
 def test_a_trait_can_drift_twice_and_chains_states() -> None:
     cfg = make_config(turns=1050, drifts=3, seed=0, personas=20)
-    ps = personas.run(cfg, load_catalog(), derive_rng(0, "personas"), OfflineBackend()).personas
-    out = drift.run(cfg, drift.Inputs(personas=ps), derive_rng(0, "drift"), OfflineBackend())
+    ps = personas.run(cfg, load_catalog(), derive_rng(0, "personas")).personas
+    out = drift.run(cfg, drift.Inputs(personas=ps), derive_rng(0, "drift"))
     chained = 0
     for sched in out.schedules:
         for a, b in zip(sched.drifts, sched.drifts[1:]):

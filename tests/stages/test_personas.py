@@ -1,15 +1,14 @@
 from __future__ import annotations
 
-from dimobench.backends import OfflineBackend
 from dimobench.catalog import load_catalog
-from dimobench.config import make_config
+from dimobench.generate.config import make_config
+from dimobench.generate.stages import personas
 from dimobench.rng import derive_rng
-from dimobench.stages import personas
 
 
 def test_personas_have_distinct_names_topics_and_entities() -> None:
     cfg = make_config(personas=8, traits=8, seed=5)
-    out = personas.run(cfg, load_catalog(), derive_rng(5, "personas"), OfflineBackend()).personas
+    out = personas.run(cfg, load_catalog(), derive_rng(5, "personas")).personas
     assert len({p.name for p in out}) == 8
     for p in out:
         assert len(p.traits) == 8

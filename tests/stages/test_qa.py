@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from dimobench.catalog import content_words, load_catalog
-from dimobench.plan import LatentPlan
-from dimobench.suite import load_suite
+from dimobench.suite.load import load_suite
+from dimobench.suite.plan import LatentPlan
 
 
 def _state_of_option(trait_id: str, text: str) -> str | None:
@@ -74,7 +74,7 @@ def test_gold_comes_from_the_plan_and_questions_do_not_leak(small_suite: Path) -
 @pytest.mark.parametrize("turns,per_persona", [(120, 48), (350, 140)])
 def test_default_question_count_is_forty_percent_of_turns(tmp_path: Path, turns: int, per_persona: int) -> None:
     from dimobench.api import generate_suite
-    from dimobench.config import make_config
+    from dimobench.generate.config import make_config
 
     m = generate_suite(make_config(turns=turns, personas=2, seed=1), tmp_path / "s")
     assert m.counts["qa"] == 2 * per_persona
@@ -82,7 +82,7 @@ def test_default_question_count_is_forty_percent_of_turns(tmp_path: Path, turns:
 
 def test_preset_dimobench_is_the_paper_base_suite(tmp_path: Path) -> None:
     from dimobench.api import generate_suite
-    from dimobench.config import make_config
+    from dimobench.generate.config import make_config
 
     m = generate_suite(make_config("dimobench", seed=0), tmp_path / "s")
     assert (m.counts["personas"], m.counts["turns"], m.counts["qa"]) == (5, 1750, 1000)

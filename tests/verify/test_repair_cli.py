@@ -9,8 +9,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from dimobench.cli import app
-from dimobench.suite import load_suite
+from dimobench.cli.app import app
+from dimobench.suite.load import load_suite
 from dimobench.verify.calibrate import plant_defects
 from dimobench.verify.repair import repair_suite
 
@@ -48,6 +48,6 @@ def test_cli_calibrate_json(verify_base: Path) -> None:
 
 
 def test_cli_start_up_imports_no_torch_or_pandas() -> None:
-    code = "import sys, dimobench.cli; print('torch' in sys.modules, 'pandas' in sys.modules)"
+    code = "import sys, dimobench.cli.app; print('torch' in sys.modules, 'pandas' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]

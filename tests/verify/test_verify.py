@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from dimobench.errors import InputError
-from dimobench.jsonl import sha256_file
-from dimobench.schema import CriterionResult
+from dimobench.suite.io import sha256_file
+from dimobench.suite.schema import CriterionResult
+from dimobench.verify import verify_suite
 from dimobench.verify.calibrate import calibrate
 from dimobench.verify.criteria import CRITERIA
-from dimobench.verify.runner import item_verdict, verify_suite
+from dimobench.verify.runner import item_verdict
 
 
 def _qa(path: Path) -> list[dict]:

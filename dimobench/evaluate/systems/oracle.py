@@ -23,10 +23,10 @@ import numpy as np
 
 from dimobench.evaluate.answerer import PAST
 from dimobench.evaluate.embed import get_embedder
-from dimobench.plan import LatentPlan
+from dimobench.suite.plan import LatentPlan
 
 if TYPE_CHECKING:
-    from dimobench.suite import Suite
+    from dimobench.suite.load import Suite
 
 PAST_SCORE = 0.1
 """A superseded state's score: the answerer weighs it well below every current state, as in a memory that keeps

@@ -33,7 +33,7 @@ class PreCoMemSystem:
         self.mem: Any = None
         self.backend: Any = None
         if self.config.agents != "rules":
-            from dimobench.backends.precomem_adapter import AgentBackend
+            from dimobench.evaluate.systems.precomem_backend import AgentBackend
 
             # One backend (client and reply cache) for every persona, resolved now so that a missing key or
             # SDK fails before the replay starts instead of sending every observation to the rules.

@@ -12,12 +12,11 @@ import random
 
 from pydantic import BaseModel
 
-from dimobench.backends import LLM
 from dimobench.catalog import Catalog
-from dimobench.config import GenerateConfig
-from dimobench.plan import LatentPlan
-from dimobench.render import Clock, Renderer
-from dimobench.schema import Annotation, Persona, Schedule, Turn
+from dimobench.generate.config import GenerateConfig
+from dimobench.generate.text import Clock, Renderer
+from dimobench.suite.plan import LatentPlan
+from dimobench.suite.schema import Annotation, Persona, Schedule, Turn
 
 NAME = "dialogue"
 VERSION = "1"
@@ -43,7 +42,7 @@ class Output(BaseModel):
     """Per persona, user texts already used (stage 4 keeps confounders distinct from them)."""
 
 
-def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random, llm: LLM) -> Output:
+def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
     turns: list[Turn] = []
     used: dict[str, list[str]] = {}
     for persona, schedule in zip(inputs.personas, inputs.schedules, strict=True):

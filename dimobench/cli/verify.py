@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from dimobench.cli_options import BaseUrl, BatchPoll, CacheDir, Concurrency
+from dimobench.cli.options import BaseUrl, BatchPoll, CacheDir, Concurrency
 
 
 def verify(
@@ -106,7 +106,7 @@ def _verify(suite: Path, verifier: str, only: list[str] | None, repair: bool, ma
         return 0
     run: dict[str, Any] | None = None
     if repair:
-        from dimobench.suite import load_suite
+        from dimobench.suite.load import load_suite
         from dimobench.verify.repair import repair_suite
 
         fixed = repair_suite(suite, max_tries=max_tries, only=only)
@@ -117,7 +117,7 @@ def _verify(suite: Path, verifier: str, only: list[str] | None, repair: bool, ma
         from contextlib import nullcontext
 
         from dimobench.backends.batch import BatchOptions, batching
-        from dimobench.verify.runner import verify_suite
+        from dimobench.verify import verify_suite
 
         err = Console(stderr=True)
         with (batching(BatchOptions(progress=lambda line: err.print(line, highlight=False), **batch))
@@ -172,7 +172,7 @@ def print_llm_verify(console: Any, suite: Path, run: dict[str, Any]) -> None:
 
 def _show(console: object, suite: Path, qa_id: str, only: list[str] | None) -> None:
     from dimobench.errors import ConfigError
-    from dimobench.suite import load_suite
+    from dimobench.suite.load import load_suite
     from dimobench.verify.offline import build_context
     from dimobench.verify.report import print_item
     from dimobench.verify.runner import check_criteria, judge, verifier_info

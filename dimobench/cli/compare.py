@@ -7,7 +7,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from dimobench.schema import Manifest
+from dimobench.suite.schema import Manifest
 
 
 def print_generate_summary(console: Console, out: Path, manifest: Manifest, verified: bool) -> None:

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from dimobench.errors import InputError
-from dimobench.jsonl import atomic_write_text, read_jsonl, sha256_file, write_jsonl
-from dimobench.schema import (
+from dimobench.suite.io import atomic_write_text, read_jsonl, sha256_file, write_jsonl
+from dimobench.suite.schema import (
     QA_TYPES,
     RECORD_FILES,
     Manifest,
@@ -43,7 +43,7 @@ class Suite:
     def turns_of(self, persona_id: str) -> list[Turn]:
         """This persona's turns in order."""
         if not hasattr(self, "_by_persona"):
-            from dimobench.plan import turns_by_persona
+            from dimobench.suite.plan import turns_by_persona
 
             self._by_persona = turns_by_persona(self.dialogues)
         return self._by_persona.get(persona_id, [])

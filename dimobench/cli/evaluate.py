@@ -10,7 +10,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from dimobench.cli_options import BaseUrl, CacheDir, Concurrency
+from dimobench.cli.options import BaseUrl, CacheDir, Concurrency
 
 
 def _fail(message: str) -> None:
@@ -73,13 +73,13 @@ def _evaluate(suites: list[Path], out: Path, systems: list[str], k: int, window_
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from dimobench.backends.precomem_adapter import check_agents
     from dimobench.errors import ConfigError
     from dimobench.evaluate.api import EvalConfig
     from dimobench.evaluate.api import evaluate as run_evaluation
     from dimobench.evaluate.llm_answerer import check_roles
     from dimobench.evaluate.systems.adapters.memory_llm import check_memory_llm
-    from dimobench.suite import load_suite
+    from dimobench.evaluate.systems.precomem_backend import check_agents
+    from dimobench.suite.load import load_suite
 
     try:
         cfg = EvalConfig(suites=suites, systems=systems, k=k, window_n=window_n, window=window, seed=seed,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dimobench.suite import Suite
+from dimobench.suite.load import Suite
 
 
 def _f(x: Any, pct: bool = True) -> str:

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from dimobench.cli_options import BaseUrl, BatchPoll, CacheDir, Concurrency
+from dimobench.cli.options import BaseUrl, BatchPoll, CacheDir, Concurrency
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Build, verify and run drift benchmarks for long-term dialogue memory.")
@@ -89,8 +89,8 @@ def _generate(out: Path, preset: str | None, overrides: dict[str, object], force
 
     from dimobench.api import estimate_generation, generate_suite, last_run
     from dimobench.backends.batch import BatchOptions, batching, check_provider
-    from dimobench.config import RunOptions, make_config
-    from dimobench.pipeline import STAGES
+    from dimobench.generate.config import RunOptions, make_config
+    from dimobench.generate.pipeline import STAGES
 
     cfg = make_config(preset, **overrides).check()
     options = RunOptions(**run_options)  # type: ignore[arg-type]
@@ -114,7 +114,7 @@ def _generate(out: Path, preset: str | None, overrides: dict[str, object], force
               if batch is not None else nullcontext()):
             manifest = generate_suite(cfg, out, force=force, resume=resume, progress=progress, options=options,
                                       verify=verify)
-    from dimobench.report_cli import print_generate_summary, print_llm_summary
+    from dimobench.cli.compare import print_generate_summary, print_llm_summary
 
     print_generate_summary(console, out, manifest, verified=verify)
     run = last_run(out) if cfg.generator != "offline" else None
@@ -124,7 +124,7 @@ def _generate(out: Path, preset: str | None, overrides: dict[str, object], force
             console.print(f"{run['batch_calls']} of those call(s) went through the OpenAI Batch API (batch prices)")
     unverified = 0
     if verify and cfg.verifier != "offline":
-        from dimobench.commands.verify import print_llm_verify
+        from dimobench.cli.verify import print_llm_verify
         from dimobench.verify.llm import last_verify_run
 
         checked = last_verify_run(out)
@@ -156,7 +156,7 @@ def _print_estimate(est: dict[str, Any]) -> None:
 @app.command()
 def validate(suite: Annotated[Path, typer.Argument(help="Suite directory.")]) -> None:
     """Check a suite (types, ids, references, ordering, hashes); every problem as file:line: field: message."""
-    from dimobench.validate import validate_suite
+    from dimobench.suite.validate import validate_suite
 
     problems = validate_suite(suite)
     for p in problems:
@@ -172,32 +172,32 @@ def schema(out: Annotated[Optional[Path], typer.Option(help="Write one .schema.j
     """Print (or write) the JSON Schema of every suite record."""
     import json
 
-    from dimobench.schema import RECORD_FILES, Manifest
+    from dimobench.suite.schema import RECORD_FILES, Manifest
 
     schemas = {"manifest.json": Manifest.model_json_schema(),
                **{name: model.model_json_schema() for name, model in RECORD_FILES.items()}}
     if out is None:
         typer.echo(json.dumps(schemas, indent=2))
         return
-    from dimobench.jsonl import atomic_write_text
+    from dimobench.suite.io import atomic_write_text
 
     for name, sch in schemas.items():
         atomic_write_text(out / f"{name.split('.')[0]}.schema.json", json.dumps(sch, indent=2) + "\n")
     typer.echo(f"wrote {len(schemas)} schemas to {out}")
 
 
-from dimobench.commands.verify import verify  # noqa: E402 - light: typer only, the verifier loads inside
+from dimobench.cli.verify import verify  # noqa: E402 - light: typer only, the verifier loads inside
 
 app.command()(verify)
-from dimobench.commands.review import review_app  # noqa: E402
+from dimobench.cli.review import review_app  # noqa: E402
 
 app.add_typer(review_app, name="review")
-from dimobench.commands.importers import import_suite  # noqa: E402
+from dimobench.cli.importers import import_suite  # noqa: E402
 
 app.command(name="import")(import_suite)
 
 
-from dimobench.commands.evaluate import compare, evaluate  # noqa: E402
+from dimobench.cli.evaluate import compare, evaluate  # noqa: E402
 
 app.command()(evaluate)
 app.command()(compare)

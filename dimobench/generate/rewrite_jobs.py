@@ -10,7 +10,6 @@ Replies carry text only, in arrays of fixed length; ids, turns, timestamps and c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Annotated, Any
 
@@ -18,22 +17,18 @@ from pydantic import BaseModel, Field, create_model
 
 from dimobench import prompts
 from dimobench.backends.base import Message, Request
+from dimobench.backends.jobs import Job
 from dimobench.catalog import EXPLICIT_CHANGE, Catalog, content_words
 from dimobench.rng import derive_seed
-from dimobench.schema import Persona, QAItem, Turn
+from dimobench.suite.schema import Persona, QAItem, Turn
+from dimobench.suite.textspec import WRITER_TEMPERATURE, ExchangeText, state_words, turn_spec
 
 PROMPTS = ("generator/system", "generator/bio", "generator/session", "generator/questions")
-TEMPERATURE = 0.7
 QUESTION_BATCH = 8
 
 
 class PersonaBio(BaseModel):
     bio: str = Field(description="2-3 sentences, third person")
-
-
-class ExchangeText(BaseModel):
-    user: str
-    assistant: str
 
 
 @lru_cache(maxsize=32)
@@ -49,23 +44,11 @@ def questions_model(n: int) -> type[BaseModel]:
     return create_model("Questions", questions=(Annotated[list[str], Field(min_length=n, max_length=n)], ...))
 
 
-@dataclass
-class Job:
-    """One request and where its reply goes."""
-
-    item: str
-    """``p01/bio``, ``p01/session-0003``, ``p01/qa-0001`` (first question of the batch)."""
-    kind: str
-    request: Request
-    targets: list[Any]
-    """The turns (session) or questions (batch) the reply rewrites; the persona for a bio."""
-
-
 def _request(seed: int, item: str, user: prompts.Rendered, model: type[BaseModel], check: Any = None) -> Request:
     system = prompts.render("generator/system")
     return Request(messages=[Message(role="system", content=system.text), Message(role="user", content=user.text)],
-                   response_model=model, temperature=TEMPERATURE, seed=derive_seed(seed, "llm", item) % (2 ** 31),
-                   item=item, check=check)
+                   response_model=model, temperature=WRITER_TEMPERATURE,
+                   seed=derive_seed(seed, "llm", item) % (2 ** 31), item=item, check=check)
 
 
 def bio_jobs(seed: int, personas: list[Persona]) -> list[Job]:
@@ -78,11 +61,6 @@ def bio_jobs(seed: int, personas: list[Persona]) -> list[Job]:
     return jobs
 
 
-def fallback_bio(p: Persona) -> str:
-    return f"{p.name} is {p.profile.get('age')}, works as {p.profile.get('occupation')} and lives in " \
-           f"{p.profile.get('city')}."
-
-
 def session_jobs(seed: int, catalog: Catalog, personas: list[Persona], turns: list[Turn],
                  bios: dict[str, str]) -> list[Job]:
     by_id = {p.persona_id: p for p in personas}
@@ -92,7 +70,7 @@ def session_jobs(seed: int, catalog: Catalog, personas: list[Persona], turns: li
     jobs = []
     for (pid, session), group in groups.items():
         persona = by_id[pid]
-        specs = [_turn_spec(catalog, persona, t) for t in group]
+        specs = [turn_spec(catalog, persona, t) for t in group]
         forbidden = [s["forbidden"] for s in specs]
         text = prompts.render("generator/session", name=persona.name.split()[0], bio=bios[pid],
                               people=[{"name": e.name, "relation": e.relation} for e in persona.entities],
@@ -112,49 +90,13 @@ def question_jobs(seed: int, catalog: Catalog, personas: list[Persona], qa: list
     for pid, items in per_persona.items():
         for i in range(0, len(items), QUESTION_BATCH):
             batch = items[i:i + QUESTION_BATCH]
-            banned = [sorted(_state_words(catalog, q.trait_id)) for q in batch]
+            banned = [sorted(state_words(catalog, q.trait_id)) for q in batch]
             text = prompts.render("generator/questions", name=by_id[pid].name.split()[0], items=[
                 {"question": q.question, "options": q.options, "avoid": b} for q, b in zip(batch, banned)])
             item = f"{pid}/qa-{batch[0].qa_id.rsplit('-', 1)[-1]}"
             jobs.append(Job(item, "questions", _request(seed, item, text, questions_model(len(batch)),
                                                         _QuestionCheck([set(b) for b in banned])), batch))
     return jobs
-
-
-def _state_words(catalog: Catalog, trait_id: str | None) -> set[str]:
-    if trait_id is None:
-        return set()
-    return set().union(*(content_words(s.description) for s in catalog.trait(trait_id).states))
-
-
-def _turn_spec(catalog: Catalog, persona: Persona, t: Turn) -> dict[str, Any]:
-    ann = t.annotation
-    kind = ann.kind if ann else "filler"
-    spec: dict[str, Any] = {"kind": kind, "example_user": t.user, "example_assistant": t.assistant, "avoid": [],
-                            "forbidden": []}
-    if kind == "filler" or ann is None or ann.trait_id is None:
-        spec["instruction"] = "Everyday small talk or a practical request with nothing personal about tastes or habits."
-        return spec
-    topic = catalog.topic_of(ann.trait_id).topic
-    trait = next((tr for tr in persona.traits if tr.trait_id == ann.trait_id), None)
-    desc = next((s.description for s in trait.states if s.state_id == ann.state_id), "") if trait else ""
-    if kind == "cue":
-        spec["instruction"] = (f"Topic: {topic}. Through something the user does, plans or asks for, show that "
-                               f"this holds for them now: {desc}")
-        spec["avoid"] = sorted({ann.state_id.replace("_", " ")} if ann.state_id else set())
-        spec["forbidden"] = spec["avoid"]
-    elif kind == "chatter":
-        spec["instruction"] = (f"Topic: {topic}. The user talks about this topic in general, the news, or other "
-                               "people; nothing about their own habits or preferences.")
-    elif kind == "entity":
-        ent = next((e for e in persona.entities if e.entity_id == ann.entity_id), None)
-        who = f"{ent.name}, their {ent.relation}" if ent else "someone they know"
-        spec["instruction"] = (f"Topic: {topic}. The user tells about {who}, for whom this holds: {desc}. It is "
-                               f"about {ent.name if ent else 'that person'}, not about the user.")
-    elif kind == "decoy":
-        spec["instruction"] = (f"Topic: {topic}. The user recalls their own distant past, years ago, when this "
-                               f"held for them: {desc}. Clearly about back then, saying nothing about now.")
-    return spec
 
 
 class _SessionCheck:

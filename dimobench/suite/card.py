@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from dimobench.schema import Manifest
+from dimobench.suite.schema import Manifest
 
 LICENSE = "CC-BY-4.0"
 """Licence of generated suites (the offline catalog is ours; users may relicense suites they generate)."""

@@ -1,4 +1,4 @@
-"""Stage 5: questions, with gold answers taken from the latent plan (DESIGN.md section 3).
+"""How a question is built from the latent plan, with its gold answer (DESIGN.md section 3).
 
 Ask turns are spread evenly over each persona's timeline. At each ask turn the feasible types are found
 (``temporal`` needs a change before the question; ``stability`` needs a never-drifting trait that a
@@ -17,45 +17,23 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from pydantic import BaseModel
-
-from dimobench.backends import LLM
 from dimobench.catalog import Catalog, StateEntry, TraitEntry, content_words
-from dimobench.config import GenerateConfig
-from dimobench.plan import LatentPlan, turns_by_persona
-from dimobench.schema import Persona, QAItem, Schedule, Turn
-
-NAME = "qa"
-VERSION = "1"
-READS = ("personas.jsonl", "schedules.jsonl", "dialogues.jsonl")
-WRITES = ("qa.jsonl",)
-CONFIG_FIELDS = ("seed", "qa", "turns", "generator")
-"""Config fields that change this stage's output (its fingerprint covers them and its upstream)."""
+from dimobench.suite.plan import LatentPlan
+from dimobench.suite.schema import QAItem, Turn
 
 TARGET_SHARE = {"current_state": 0.3, "inference": 0.25, "temporal": 0.2, "stability": 0.25}
 MAX_EVIDENCE = 5
 
 
-class Inputs(BaseModel):
-    catalog: Catalog
-    personas: list[Persona]
-    schedules: list[Schedule]
-    turns: list[Turn]
-
-
-class Output(BaseModel):
-    qa: list[QAItem]
-
-
 @dataclass
-class _Index:
+class EvidenceIndex:
     """Per persona: cue turns by (trait, state) and confounder turns by trait, in turn order."""
 
     cues: dict[tuple[str, str], list[int]]
     confounders: dict[str, list[tuple[int, str | None]]]
 
     @classmethod
-    def build(cls, turns: list[Turn]) -> _Index:
+    def build(cls, turns: list[Turn]) -> EvidenceIndex:
         cues: dict[tuple[str, str], list[int]] = {}
         conf: dict[str, list[tuple[int, str | None]]] = {}
         for t in turns:
@@ -79,19 +57,12 @@ class _Index:
         return None
 
 
-def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random, llm: LLM) -> Output:
-    by_persona = turns_by_persona(inputs.turns)
-    items: list[QAItem] = []
-    for persona, schedule in zip(inputs.personas, inputs.schedules, strict=True):
-        prng = random.Random(rng.getrandbits(64))
-        maker = _Maker(inputs.catalog, LatentPlan(persona, schedule), _Index.build(by_persona[persona.persona_id]),
-                       prng)
-        items.extend(maker.make_all(cfg.qa_per_persona, cfg.turns))
-    return Output(qa=items)
 
 
-class _Maker:
-    def __init__(self, catalog: Catalog, plan: LatentPlan, index: _Index, rng: random.Random) -> None:
+class QuestionMaker:
+    """Builds one persona's questions from its latent plan and evidence index."""
+
+    def __init__(self, catalog: Catalog, plan: LatentPlan, index: EvidenceIndex, rng: random.Random) -> None:
         self.catalog, self.plan, self.index, self.rng = catalog, plan, index, rng
         self.first = plan.persona.name.split()[0]
         self.traits = [t.trait_id for t in plan.persona.traits]
@@ -103,17 +74,17 @@ class _Maker:
         for i, t0 in enumerate(slots):
             item = None
             for t in range(t0, turns + 1):
-                kinds = [k for k in TARGET_SHARE if self._candidates(k, t)]
+                kinds = [k for k in TARGET_SHARE if self.candidates(k, t)]
                 if kinds:
                     weights = [TARGET_SHARE[k] / max(feasible_share[k], 0.05) for k in kinds]
                     kind = self.rng.choices(kinds, weights)[0]
-                    item = self._make(kind, t, f"{self.plan.persona.persona_id}-q{i + 1:04d}")
+                    item = self.make(kind, t, f"{self.plan.persona.persona_id}-q{i + 1:04d}")
                     break
             if item is None:  # nothing askable after t0: fall back to the latest feasible turn before it
                 for t in range(t0, 0, -1):
-                    kinds = [k for k in TARGET_SHARE if self._candidates(k, t)]
+                    kinds = [k for k in TARGET_SHARE if self.candidates(k, t)]
                     if kinds:
-                        item = self._make(self.rng.choice(kinds), t, f"{self.plan.persona.persona_id}-q{i + 1:04d}")
+                        item = self.make(self.rng.choice(kinds), t, f"{self.plan.persona.persona_id}-q{i + 1:04d}")
                         break
             if item is not None:
                 items.append(item)
@@ -122,9 +93,9 @@ class _Maker:
     def _feasible_share(self, slots: list[int]) -> dict[str, float]:
         if not slots:
             return dict.fromkeys(TARGET_SHARE, 1.0)
-        return {k: sum(1 for t in slots if self._candidates(k, t)) / len(slots) for k in TARGET_SHARE}
+        return {k: sum(1 for t in slots if self.candidates(k, t)) / len(slots) for k in TARGET_SHARE}
 
-    def _candidates(self, kind: str, t: int) -> list[str]:
+    def candidates(self, kind: str, t: int) -> list[str]:
         """Traits this kind of question can be asked about after turn ``t``."""
         plan, idx = self.plan, self.index
         if kind in ("current_state", "inference"):
@@ -144,9 +115,9 @@ class _Maker:
         change = self.plan.last_change(trait, t)
         return change.change_point_turn if change else 0
 
-    def _make(self, kind: str, t: int, qa_id: str) -> QAItem:
+    def make(self, kind: str, t: int, qa_id: str) -> QAItem:
         plan, idx, rng = self.plan, self.index, self.rng
-        candidates = self._candidates(kind, t)
+        candidates = self.candidates(kind, t)
         active = plan.active_drift(t)
         weights = [3.0 if plan.last_change(tr, t) or (active and active.trait_id == tr) else 1.0 for tr in candidates]
         trait_id = rng.choices(candidates, weights)[0]

@@ -17,16 +17,16 @@ from typing import Any
 from pydantic import BaseModel
 
 from dimobench.backends import LLM, resolve_backend
+from dimobench.backends.jobs import STATE_DIR
 from dimobench.catalog import Catalog, load_catalog
-from dimobench.config import GenerateConfig
-from dimobench.jsonl import atomic_write_text
+from dimobench.generate.config import GenerateConfig
+from dimobench.generate.stages import confounders, dialogue, drift, personas, qa
 from dimobench.rng import derive_rng
-from dimobench.stages import confounders, dialogue, drift, personas, qa
+from dimobench.suite.io import atomic_write_text
 
 STAGES = (personas, drift, dialogue, confounders, qa)
 """Stages 1-5 in order; each module exports NAME, VERSION, READS, WRITES and run()."""
 
-STATE_DIR = ".dimobench"
 ProgressFn = Callable[[str, str], None]
 
 
@@ -51,7 +51,7 @@ def run_stages(cfg: GenerateConfig, out: Path, progress: ProgressFn | None = Non
                concurrency: int = 8) -> dict[str, Any]:
     """Run stages 1-5 into ``out``'s state folder; return the final outputs and the stage records.
 
-    With an LLM generator the offline text is then rewritten by :mod:`dimobench.llm_render` (``results``
+    With an LLM generator the offline text is then rewritten by :mod:`dimobench.generate.rewrite` (``results``
     gains ``llm``: the rewritten personas, turns and questions, failures and totals).
     """
     catalog = load_catalog()
@@ -70,14 +70,14 @@ def run_stages(cfg: GenerateConfig, out: Path, progress: ProgressFn | None = Non
         stale = True  # everything downstream of a rerun stage reruns too
         _say(progress, stage.NAME, "running")
         inputs = _inputs(stage, catalog, results)
-        output = stage.run(cfg, inputs, derive_rng(cfg.seed, stage.NAME), llm)
+        output = stage.run(cfg, inputs, derive_rng(cfg.seed, stage.NAME))
         results[stage.NAME] = output
         atomic_write_text(record, json.dumps({"fingerprint": prints[stage.NAME], "output": output.model_dump(
             mode="json", exclude_unset=True)}, ensure_ascii=False))
         _say(progress, stage.NAME, "done")
     run: dict[str, Any] = {"results": results, "fingerprints": prints, "backend": llm.spec, "llm": None}
     if hasattr(llm, "complete"):
-        from dimobench import llm_render
+        from dimobench.generate import rewrite as llm_render
 
         _say(progress, llm_render.NAME, "running")
         res: Any = results
@@ -120,7 +120,7 @@ def _say(progress: ProgressFn | None, stage: str, what: str) -> None:
 def stage_records(prints: dict[str, str]) -> dict[str, dict[str, str]]:
     records = {s.NAME: {"version": s.VERSION, "fingerprint": prints[s.NAME]} for s in STAGES}
     if "llm_render" in prints:
-        from dimobench import llm_render
+        from dimobench.generate import rewrite as llm_render
 
         records[llm_render.NAME] = {"version": llm_render.VERSION, "fingerprint": prints[llm_render.NAME]}
     return records

@@ -15,9 +15,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from dimobench.errors import InputError
-from dimobench.jsonl import sha256_file
-from dimobench.schema import RECORD_FILES, Manifest
-from dimobench.suite import SUITE_FILES
+from dimobench.suite.io import sha256_file
+from dimobench.suite.load import SUITE_FILES
+from dimobench.suite.schema import RECORD_FILES, Manifest
 
 
 class Problems(list[str]):

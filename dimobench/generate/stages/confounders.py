@@ -15,12 +15,11 @@ import random
 
 from pydantic import BaseModel
 
-from dimobench.backends import LLM
 from dimobench.catalog import Catalog
-from dimobench.config import GenerateConfig
-from dimobench.plan import LatentPlan, turns_by_persona
-from dimobench.render import Renderer
-from dimobench.schema import Annotation, Persona, Schedule, Turn
+from dimobench.generate.config import GenerateConfig
+from dimobench.generate.text import Renderer
+from dimobench.suite.plan import LatentPlan, turns_by_persona
+from dimobench.suite.schema import Annotation, Persona, Schedule, Turn
 
 NAME = "confounders"
 VERSION = "1"
@@ -44,7 +43,7 @@ class Output(BaseModel):
     turns: list[Turn]
 
 
-def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random, llm: LLM) -> Output:
+def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
     by_persona = turns_by_persona(inputs.turns)
     out: list[Turn] = []
     for persona, schedule in zip(inputs.personas, inputs.schedules, strict=True):

@@ -13,10 +13,12 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from dimobench import prompts
 from dimobench.backends import normalize_spec, resolve_backend
 from dimobench.backends.base import ChatLLM, Message, Request
 from dimobench.backends.usage import Ledger
 from dimobench.errors import ConfigError, DimobenchError
+from precomem.llm_agents import AgentSetupError, GuardedAgents, LLMAgents
 
 TEMPERATURE = 0.0
 SEED = 0
@@ -32,8 +34,6 @@ class AgentBackend:
     def __init__(self, spec: str, *, base_url: str | None = None, cache_dir: Path | None = None,
                  llm: ChatLLM | None = None) -> None:
         """``spec``: ``openai[/<model>]`` or ``gemini[/<model>]``; ``llm`` replaces the resolved backend."""
-        from precomem.llm_agents import AgentSetupError
-
         try:
             self._spec = normalize_spec(spec, FLAG)
         except DimobenchError as exc:
@@ -51,8 +51,6 @@ class AgentBackend:
     def resolve(self) -> ChatLLM:
         """The backend (built once); :class:`~precomem.llm_agents.AgentSetupError` without its SDK or key."""
         if self._llm is None:
-            from precomem.llm_agents import AgentSetupError
-
             try:
                 self._llm = resolve_backend(self._spec, base_url=self.base_url,  # type: ignore[assignment]
                                             cache_dir=self.cache_dir)
@@ -74,6 +72,15 @@ class AgentBackend:
                            output_tokens=resp.usage.output_tokens)
         return resp.parsed  # type: ignore[no-any-return]
 
+    def render_prompt(self, name: str, **variables: object) -> str:
+        """The prompt file ``name`` from dimobench's ``prompts/``, rendered strictly."""
+        return prompts.render(name, **variables).text
+
+    def prompt_info(self, name: str) -> dict[str, str]:
+        """Version and hash of prompt ``name``."""
+        loaded = prompts.load(name)
+        return {"version": loaded.version, "hash": loaded.hash}
+
 
 def check_agents(spec: str) -> str:
     """``rules``, or the normalised ``provider/model`` of ``--agents``; ``ConfigError`` in one line otherwise."""
@@ -89,8 +96,6 @@ def check_agents(spec: str) -> str:
 def llm_agents(spec: str, *, base_url: str | None = None, cache_dir: Path | None = None,
                llm: ChatLLM | None = None) -> Any:
     """Guarded LLM sub-agents (rules take over an observation whose call failed) over ``spec``'s backend."""
-    from precomem.llm_agents import GuardedAgents, LLMAgents
-
     return GuardedAgents(LLMAgents(AgentBackend(spec, base_url=base_url, cache_dir=cache_dir, llm=llm)))
 
 
@@ -98,8 +103,6 @@ def describe_agents(spec: str) -> dict[str, Any] | str:
     """What report.json records about the sub-agents: ``rules``, or spec, prompts and sampling (no URL or key)."""
     if spec == "rules":
         return "rules"
-    from precomem.llm_agents import LLMAgents
-
     agents = LLMAgents(AgentBackend(spec))
     provider, _, model = agents.name.partition("/")
     return {**agents.describe(), "provider": provider, "model": model, "temperature": TEMPERATURE, "seed": SEED,

@@ -6,10 +6,9 @@ import random
 
 from pydantic import BaseModel
 
-from dimobench.backends import LLM
 from dimobench.catalog import Catalog
-from dimobench.config import GenerateConfig
-from dimobench.schema import Entity, Persona, State, Trait
+from dimobench.generate.config import GenerateConfig
+from dimobench.suite.schema import Entity, Persona, State, Trait
 
 NAME = "personas"
 VERSION = "1"
@@ -26,7 +25,7 @@ class Output(BaseModel):
     personas: list[Persona]
 
 
-def run(cfg: GenerateConfig, inputs: Catalog, rng: random.Random, llm: LLM) -> Output:
+def run(cfg: GenerateConfig, inputs: Catalog, rng: random.Random) -> Output:
     """Draw ``cfg.personas`` personas from the catalog; names and topics never repeat inside a persona."""
     catalog = inputs
     first_names = rng.sample(catalog.first_names, len(catalog.first_names))

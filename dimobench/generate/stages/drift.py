@@ -13,9 +13,8 @@ import random
 
 from pydantic import BaseModel
 
-from dimobench.backends import LLM
-from dimobench.config import GenerateConfig
-from dimobench.schema import Drift, Persona, PhaseSpan, Schedule
+from dimobench.generate.config import GenerateConfig
+from dimobench.suite.schema import Drift, Persona, PhaseSpan, Schedule
 
 NAME = "drift"
 VERSION = "1"
@@ -36,7 +35,7 @@ class Output(BaseModel):
     schedules: list[Schedule]
 
 
-def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random, llm: LLM) -> Output:
+def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
     """Plan ``cfg.drifts`` non-overlapping drifts per persona."""
     return Output(schedules=[_schedule(cfg, p, rng) for p in inputs.personas])
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from dimobench.schema import Drift, Persona, Schedule, Turn
+from dimobench.suite.schema import Drift, Persona, Schedule, Turn
 
 
 @dataclass

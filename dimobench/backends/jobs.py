@@ -1,0 +1,106 @@
+"""The one call loop every LLM role shares: jobs, the metered call, and the run log.
+
+Generation's rewrite, the LLM verifier and its turn re-renders all hand a list of :class:`Job` to
+:func:`run_jobs`: replies come back in plan order on a bounded thread pool, every call is metered into a
+:class:`~dimobench.backends.usage.Ledger`, a call that still fails after its retries is recorded (never
+raised), and, inside :func:`dimobench.backends.batch.batching`, cache misses first go out as one batch.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dimobench.backends import batch as batch_api
+from dimobench.backends.base import ChatLLM, Request, redact
+from dimobench.backends.batch import BatchOptions
+from dimobench.backends.usage import Ledger
+
+STATE_DIR = ".dimobench"
+"""The hidden run-state folder of a suite or a results folder (stage outputs, run log, failures)."""
+RUN_LOG = "run.log.jsonl"
+
+
+@dataclass
+class Job:
+    """One request and where its reply goes."""
+
+    item: str
+    """``p01/bio``, ``p01/session-0003``, ``p01/qa-0001`` (first question of the batch)."""
+    kind: str
+    request: Request
+    targets: list[Any]
+    """The turns (session) or questions (batch) the reply rewrites; the persona for a bio."""
+
+
+class RunLog:
+    """Appends one JSON line per event to ``.dimobench/run.log.jsonl`` (flushed each time; wall clock allowed)."""
+
+    def __init__(self, state: Path) -> None:
+        self.path = state / RUN_LOG
+        self._lock = threading.Lock()
+
+    def write(self, event: dict[str, Any]) -> None:
+        """Append ``event`` with the time, keys redacted."""
+        line = redact(json.dumps({"time": round(time.time(), 3), **event}, ensure_ascii=False)) + "\n"
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as fh:
+                fh.write(line)
+                fh.flush()
+
+
+def last_event(out: str | Path, event: str, failures: str | None = None) -> dict[str, Any] | None:
+    """The latest ``event`` record of ``out/.dimobench/run.log.jsonl`` (None without one).
+
+    With ``failures`` (a file name in the same folder), its records are attached as ``failed_items``.
+    """
+    state = Path(out) / STATE_DIR
+    try:
+        lines = (state / RUN_LOG).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return None
+    marker = f'"event": "{event}"'
+    record: dict[str, Any] | None = next((json.loads(ln) for ln in reversed(lines) if marker in ln), None)
+    if record is None or failures is None:
+        return record
+    fails = state / failures
+    record["failed_items"] = [json.loads(ln) for ln in fails.read_text(encoding="utf-8").splitlines()
+                              if ln.strip()] if fails.exists() else []
+    return record
+
+
+def run_jobs(jobs: list[Job], llm: ChatLLM, ledger: Ledger, log: RunLog, failures: list[dict[str, str]],
+             concurrency: int, batch: BatchOptions | None = None) -> dict[str, Any]:
+    """Parsed replies by job item (failed jobs are left out and listed in ``failures``), in plan order."""
+    options = batch if batch is not None else batch_api.current()
+    answered = batch_api.collect(jobs, llm, ledger, log, options) if options is not None and jobs else {}
+
+    def one(job: Job) -> tuple[str, Any]:
+        try:
+            resp = llm.complete(job.request)
+        except Exception as exc:  # recorded, never fatal: the caller decides what a missing reply means
+            msg = redact(str(exc))
+            ledger.record(cached=False, attempts=0, failed=True)
+            log.write({"event": "call", "item": job.item, "ok": False, "error": msg})
+            return job.item, exc
+        ledger.record(cached=resp.cached, attempts=resp.attempts, input_tokens=resp.usage.input_tokens,
+                      output_tokens=resp.usage.output_tokens)
+        if not resp.cached:
+            log.write({"event": "call", "item": job.item, "ok": True, "attempts": resp.attempts,
+                       **resp.usage.model_dump()})
+        return job.item, resp.parsed
+
+    out: dict[str, Any] = {}
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        for item, result in pool.map(one, [j for j in jobs if j.item not in answered]):  # map keeps plan order
+            if isinstance(result, Exception):
+                failures.append({"item": item, "error": redact(str(result))})
+            else:
+                out[item] = result
+    return {j.item: answered.get(j.item, out.get(j.item)) for j in jobs if j.item in answered or j.item in out}

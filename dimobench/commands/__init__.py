@@ -1,1 +1,0 @@
-"""CLI commands that live in their own modules (each imports its library code inside the command body)."""

@@ -1,0 +1,47 @@
+"""Stage 5: questions, with gold answers taken from the latent plan (DESIGN.md section 3).
+
+How an item is built (ask turns, type weights, the four options) is :mod:`dimobench.suite.questions`, which
+verification's repair and defect planting share; this stage runs it once per persona.
+"""
+
+from __future__ import annotations
+
+import random
+
+from pydantic import BaseModel
+
+from dimobench.catalog import Catalog
+from dimobench.generate.config import GenerateConfig
+from dimobench.suite.plan import LatentPlan, turns_by_persona
+from dimobench.suite.questions import EvidenceIndex, QuestionMaker
+from dimobench.suite.schema import Persona, QAItem, Schedule, Turn
+
+NAME = "qa"
+VERSION = "1"
+READS = ("personas.jsonl", "schedules.jsonl", "dialogues.jsonl")
+WRITES = ("qa.jsonl",)
+CONFIG_FIELDS = ("seed", "qa", "turns", "generator")
+"""Config fields that change this stage's output (its fingerprint covers them and its upstream)."""
+
+
+class Inputs(BaseModel):
+    catalog: Catalog
+    personas: list[Persona]
+    schedules: list[Schedule]
+    turns: list[Turn]
+
+
+class Output(BaseModel):
+    qa: list[QAItem]
+
+
+def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
+    """One :class:`QuestionMaker` per persona, each on its own random stream."""
+    by_persona = turns_by_persona(inputs.turns)
+    items: list[QAItem] = []
+    for persona, schedule in zip(inputs.personas, inputs.schedules, strict=True):
+        prng = random.Random(rng.getrandbits(64))
+        index = EvidenceIndex.build(by_persona[persona.persona_id])
+        maker = QuestionMaker(inputs.catalog, LatentPlan(persona, schedule), index, prng)
+        items.extend(maker.make_all(cfg.qa_per_persona, cfg.turns))
+    return Output(qa=items)
