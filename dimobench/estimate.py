@@ -111,11 +111,11 @@ def estimate_verify(seed: int, catalog: Catalog, personas: list[Persona], schedu
     """
     from dimobench.verify import llm as verify_llm
     from dimobench.verify import llm_turns
-    from dimobench.verify.runner import check_criteria
+    from dimobench.verify.verdicts import check_criteria
 
     exact = True
     if generator != "offline":
-        got = rewrite.render(seed, catalog, personas, turns, qa, CachedLLM(_Uncached(generator), cache), scratch,  # type: ignore[arg-type]
+        got = rewrite.rewrite_text(seed, catalog, personas, turns, qa, CachedLLM(_Uncached(generator), cache), scratch,  # type: ignore[arg-type]
                      batch=None)
         exact = not got["failures"]
         if exact:

@@ -57,13 +57,23 @@ _MODELS: dict[str, object] = {}
 _LOCK = threading.Lock()
 
 
-def _load_sentence_transformer(path: str) -> object:
-    """Load a SentenceTransformer once per process; importing torch costs seconds, so only on first use."""
+def load_sentence_transformer(path: str) -> object:
+    """Load a SentenceTransformer once per process; importing torch costs seconds, so only on first use.
+
+    The one loader of the packaged MiniLM: dimobench's verifier, answerer and baselines share this copy.
+    """
     with _LOCK:
         if path not in _MODELS:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
+
+            try:
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()  # the weight-loading bar is noise on a CLI
+            except ImportError:
+                pass
 
             _MODELS[path] = SentenceTransformer(path, device="cpu")
         return _MODELS[path]
@@ -100,7 +110,7 @@ class MiniLMEncoder:
     @property
     def model(self) -> object:
         """The shared SentenceTransformer."""
-        return _load_sentence_transformer(self._path)
+        return load_sentence_transformer(self._path)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Encode texts in one batch (a batch of a few sentences costs about as much as one)."""

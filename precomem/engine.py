@@ -17,7 +17,7 @@ from precomem.episodic import EpisodicCache
 from precomem.llm_agents import make_agents
 from precomem.nli import Verifier, gated_contradiction, make_verifier
 from precomem.records import RecallItem, Regime, Update
-from precomem.retrieval import hybrid_scores, top_k
+from precomem.retrieval import hybrid_scores, read_confidence, recall_items, top_k
 from precomem.surprisal import gate, raw_surprisal, reliability, score_weights
 
 _PAST_QUERY = re.compile(
@@ -348,34 +348,9 @@ class PreCoMem:
         if cache is None or cache[0] != self.turn or cache[1] != store.n:
             # Recall never changes beliefs, so between observations the confidences can be reused.
             cache = self._conf_cache = (self.turn, store.n, store.effective(self.turn, self.config.gamma))
-        conf = cache[2]
-        if past and self.config.past_query_confidence is not None:
-            # A question about what held before asks for exactly the beliefs that were revised: deprecated
-            # facts compete at a fixed confidence instead of their decayed one (live beliefs unchanged).
-            dep = store.deprecated[: store.n] & store.alive[: store.n]
-            if dep.any():
-                conf = np.where(dep, np.maximum(conf, self.config.past_query_confidence), conf)
-        elif not past and self.config.rival_discount is not None:
-            # A question about the present: hypotheses another state of their topic has outcompeted since their
-            # last support rank lower, by rival_discount per lost round.
-            lost = store.rivalled[: store.n]
-            if lost.any():  # usually none: skip the per-row work on recall's hot path
-                conf = conf * np.power(self.config.rival_discount, np.where(store.fact[: store.n], 0.0, lost))
+        conf = read_confidence(store, cache[2], self.config, past)
         scores = hybrid_scores(store, q_emb, q_tokens, self._topic_p(q_emb), conf, self.config)
-        rows = top_k(scores, k)
-        items = [
-            RecallItem(
-                store.meta[r].id,
-                store.meta[r].text,
-                "fact" if store.fact[r] else "hypothesis",
-                float(conf[r]),
-                float(scores[r]),
-                list(store.meta[r].source_turns),
-                topics.TOPICS[store.topic[r]],
-                bool(store.deprecated[r]),
-            )
-            for r in rows.tolist()
-        ]
+        items = recall_items(store, top_k(scores, k), conf, scores)
         if k > 0:
             self._recalls += 1
             self._deprecated_slots += sum(it.deprecated for it in items) / k
@@ -398,26 +373,10 @@ class PreCoMem:
         return snapshot(self)
 
     def stats(self) -> dict[str, Any]:
-        """Memory metrics as plain JSON types."""
-        store, cfg = self.store, self.config
-        live = store.live_rows()
-        conf = store.effective(self.turn, cfg.gamma)[live]
-        facts = store.fact[live]
-        return {
-            "turn": self.turn,
-            "raw_items": int(len(live)),
-            "effective_memory": round(float(conf.sum()), 4),
-            "n_active": int((conf >= cfg.active_threshold).sum()),
-            "active_threshold": cfg.active_threshold,
-            "facts": int(facts.sum()),
-            "hypotheses": int((~facts).sum()),
-            "deprecated": int(store.deprecated[live].sum()),
-            "deprecated_share_topk": round(self._deprecated_slots / self._recalls, 4) if self._recalls else 0.0,
-            "episodes": len(self.episodes),
-            "regimes": dict(self.counts),
-            "agents_fallbacks": int(getattr(self.agents, "fallbacks", 0)),
-            "encoders": self.encoders(),
-        }
+        """Memory metrics as plain JSON types (see :func:`precomem.state.stats`)."""
+        from precomem.state import stats
+
+        return stats(self)
 
     def state(self) -> dict[str, Any]:
         """Everything needed to continue identically, as plain JSON types."""

@@ -256,4 +256,9 @@ def make_agents(spec: str, *, base_url: str | None = None, cache_dir: Path | Non
         raise AgentSetupError(f"agents {spec!r} need an LLM backend: install dimobench (it registers one under "
                               f"{BACKENDS_GROUP!r}) or pass agents=GuardedAgents(LLMAgents(backend)) to PreCoMem")
     factory = found[0].load()
-    return GuardedAgents(LLMAgents(factory(spec, base_url=base_url, cache_dir=cache_dir)))
+    return guarded_llm_agents(factory(spec, base_url=base_url, cache_dir=cache_dir))
+
+
+def guarded_llm_agents(backend: JSONBackend) -> GuardedAgents:
+    """LLM sub-agents over ``backend``, with the rules taking over an observation whose call failed."""
+    return GuardedAgents(LLMAgents(backend))

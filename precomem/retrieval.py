@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from precomem import topics
 from precomem.beliefs import BeliefStore
 from precomem.config import PreCoMemConfig
+from precomem.records import RecallItem
 
 
 def hybrid_scores(
@@ -53,3 +55,40 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
         idx = np.arange(len(scores))
     order = np.lexsort((idx, -scores[idx]))
     return idx[order][:k]
+
+
+def read_confidence(store: BeliefStore, conf: np.ndarray, config: PreCoMemConfig, past: bool) -> np.ndarray:
+    """The confidences a query ranks with: read time only, the beliefs themselves never change.
+
+    ``past`` (the query asks about an earlier time): deprecated facts compete at ``past_query_confidence``
+    instead of their decayed confidence, since such a question asks for exactly the beliefs that were revised.
+    Otherwise hypotheses that another state of their topic has outcompeted since their last support rank lower,
+    by ``rival_discount`` per lost round.
+    """
+    n = store.n
+    if past and config.past_query_confidence is not None:
+        dep = store.deprecated[:n] & store.alive[:n]
+        if dep.any():
+            conf = np.where(dep, np.maximum(conf, config.past_query_confidence), conf)
+    elif not past and config.rival_discount is not None:
+        lost = store.rivalled[:n]
+        if lost.any():  # usually none: skip the per-row work on recall's hot path
+            conf = conf * np.power(config.rival_discount, np.where(store.fact[:n], 0.0, lost))
+    return conf
+
+
+def recall_items(store: BeliefStore, rows: np.ndarray, conf: np.ndarray, scores: np.ndarray) -> list[RecallItem]:
+    """The ranked rows as :class:`RecallItem` records, best first."""
+    return [
+        RecallItem(
+            store.meta[r].id,
+            store.meta[r].text,
+            "fact" if store.fact[r] else "hypothesis",
+            float(conf[r]),
+            float(scores[r]),
+            list(store.meta[r].source_turns),
+            topics.TOPICS[store.topic[r]],
+            bool(store.deprecated[r]),
+        )
+        for r in rows.tolist()
+    ]

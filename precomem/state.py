@@ -171,3 +171,26 @@ def _from_snapshot_list(
     store.next_id = 1 + max(int(str(it["id"]).lstrip("b") or 0) for it in items)
     mem.turn = max(int(it["last_support_turn"]) for it in items)
     return mem
+
+
+def stats(mem: PreCoMem) -> dict[str, Any]:
+    """Memory metrics as plain JSON types: sizes, effective memory, regimes, deprecated share of top-k slots."""
+    store, cfg = mem.store, mem.config
+    live = store.live_rows()
+    conf = store.effective(mem.turn, cfg.gamma)[live]
+    facts = store.fact[live]
+    return {
+        "turn": mem.turn,
+        "raw_items": int(len(live)),
+        "effective_memory": round(float(conf.sum()), 4),
+        "n_active": int((conf >= cfg.active_threshold).sum()),
+        "active_threshold": cfg.active_threshold,
+        "facts": int(facts.sum()),
+        "hypotheses": int((~facts).sum()),
+        "deprecated": int(store.deprecated[live].sum()),
+        "deprecated_share_topk": round(mem._deprecated_slots / mem._recalls, 4) if mem._recalls else 0.0,
+        "episodes": len(mem.episodes),
+        "regimes": dict(mem.counts),
+        "agents_fallbacks": int(getattr(mem.agents, "fallbacks", 0)),
+        "encoders": mem.encoders(),
+    }

@@ -83,14 +83,10 @@ def run_jobs(jobs: list[Job], llm: ChatLLM, ledger: Ledger, log: RunLog, failure
 
     def one(job: Job) -> tuple[str, Any]:
         try:
-            resp = llm.complete(job.request)
+            resp = ledger.call(llm, job.request)
         except Exception as exc:  # recorded, never fatal: the caller decides what a missing reply means
-            msg = redact(str(exc))
-            ledger.record(cached=False, attempts=0, failed=True)
-            log.write({"event": "call", "item": job.item, "ok": False, "error": msg})
+            log.write({"event": "call", "item": job.item, "ok": False, "error": redact(str(exc))})
             return job.item, exc
-        ledger.record(cached=resp.cached, attempts=resp.attempts, input_tokens=resp.usage.input_tokens,
-                      output_tokens=resp.usage.output_tokens)
         if not resp.cached:
             log.write({"event": "call", "item": job.item, "ok": True, "attempts": resp.attempts,
                        **resp.usage.model_dump()})

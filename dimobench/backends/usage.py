@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dimobench.backends.base import ChatLLM, Request, Response
 
 PRICES: dict[str, tuple[float, float]] = {
     "gpt-4o": (2.50, 10.00),
@@ -68,6 +72,17 @@ class Ledger:
             self.failures += int(failed)
             self.input_tokens += input_tokens
             self.output_tokens += output_tokens
+
+    def call(self, llm: ChatLLM, request: Request) -> Response:
+        """``llm.complete(request)``, counted here: a failed call is counted, then re-raised for the caller."""
+        try:
+            resp = llm.complete(request)
+        except Exception:
+            self.record(cached=False, attempts=0, failed=True)
+            raise
+        self.record(cached=resp.cached, attempts=resp.attempts, input_tokens=resp.usage.input_tokens,
+                    output_tokens=resp.usage.output_tokens)
+        return resp
 
     def summary(self) -> dict[str, object]:
         """Totals; ``batch_calls`` appears only when some call went through a batch API."""

@@ -80,8 +80,8 @@ def _verify(suite: Path, verifier: str, only: list[str] | None, repair: bool, ma
 
     from dimobench.backends import normalize_spec
     from dimobench.errors import ConfigError
-    from dimobench.verify import report
-    from dimobench.verify.runner import check_criteria, summarise
+    from dimobench.verify import console as tables
+    from dimobench.verify.verdicts import check_criteria, summarise
 
     console = Console()
     check_criteria(only)
@@ -102,7 +102,7 @@ def _verify(suite: Path, verifier: str, only: list[str] | None, repair: bool, ma
         if as_json:
             typer.echo(json.dumps(figures, indent=2))
         else:
-            report.print_calibration(console, figures)
+            tables.print_calibration(console, figures)
         return 0
     run: dict[str, Any] | None = None
     if repair:
@@ -129,7 +129,7 @@ def _verify(suite: Path, verifier: str, only: list[str] | None, repair: bool, ma
         typer.echo(json.dumps({"verifier": verifier, "embedder": embedder, "warnings": warnings, **summary,
                                **({"llm": run} if run else {})}, indent=2))
         return 1 if run and run["unverified"] else 0
-    report.print_summary(console, summary, embedder, warnings, verifier)
+    tables.print_summary(console, summary, embedder, warnings, verifier)
     if repair:
         console.print(f"repaired {len(summary['repaired'])} item(s)")  # type: ignore[arg-type]
         if summary["unrepaired"]:
@@ -173,9 +173,9 @@ def print_llm_verify(console: Any, suite: Path, run: dict[str, Any]) -> None:
 def _show(console: object, suite: Path, qa_id: str, only: list[str] | None) -> None:
     from dimobench.errors import ConfigError
     from dimobench.suite.load import load_suite
+    from dimobench.verify.console import print_item
     from dimobench.verify.offline import build_context
-    from dimobench.verify.report import print_item
-    from dimobench.verify.runner import check_criteria, judge, verifier_info
+    from dimobench.verify.verdicts import check_criteria, judge, verifier_info
 
     loaded = load_suite(suite)
     item = next((q for q in loaded.qa if q.qa_id == qa_id), None)

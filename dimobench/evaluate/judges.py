@@ -92,13 +92,10 @@ class JudgePanel:
         votes: list[dict[str, Any]] = []
         for llm, ledger in zip(self.llms, self.ledgers, strict=True):
             try:
-                resp = llm.complete(request)
+                resp = ledger.call(llm, request)
             except Exception as exc:  # recorded in answers.jsonl, never fatal
-                ledger.record(cached=False, attempts=0, failed=True)
                 votes.append({"judge": llm.spec, "match": None, "error": redact(str(exc))})
                 continue
-            ledger.record(cached=resp.cached, attempts=resp.attempts, input_tokens=resp.usage.input_tokens,
-                          output_tokens=resp.usage.output_tokens)
             votes.append({"judge": llm.spec, "match": resp.parsed.match, "reason": resp.parsed.reason.strip()})
         failed = any(v["match"] is None for v in votes)
         return {"judges": votes, "majority": None if failed else majority([v["match"] for v in votes],

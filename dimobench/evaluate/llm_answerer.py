@@ -137,12 +137,9 @@ class LLMAnswerer:
 
     def _call(self, request: Request) -> tuple[Any, str | None]:
         try:
-            resp = self.llm.complete(request)
+            resp = self.ledger.call(self.llm, request)
         except Exception as exc:  # recorded in answers.jsonl, never fatal
-            self.ledger.record(cached=False, attempts=0, failed=True)
             return None, redact(str(exc))
-        self.ledger.record(cached=resp.cached, attempts=resp.attempts, input_tokens=resp.usage.input_tokens,
-                           output_tokens=resp.usage.output_tokens)
         return resp.parsed, None
 
     def choose(self, question: str, options: list[str], items: list[Recalled], item: str = "") -> LLMChoice:

@@ -8,7 +8,7 @@ from statistics import mean, pstdev
 from typing import Any
 
 from dimobench.evaluate import scoring as sc
-from dimobench.evaluate.runner import SystemRun
+from dimobench.evaluate.replay import SystemRun
 from dimobench.suite.load import Suite
 
 LIST_KEYS = ("recovery_turns", "windows", "memory")

@@ -77,14 +77,14 @@ def run_stages(cfg: GenerateConfig, out: Path, progress: ProgressFn | None = Non
         _say(progress, stage.NAME, "done")
     run: dict[str, Any] = {"results": results, "fingerprints": prints, "backend": llm.spec, "llm": None}
     if hasattr(llm, "complete"):
-        from dimobench.generate import rewrite as llm_render
+        from dimobench.generate import rewrite
 
-        _say(progress, llm_render.NAME, "running")
+        _say(progress, rewrite.NAME, "running")
         res: Any = results
-        run["llm"] = llm_render.render(cfg.seed, catalog, res["personas"].personas, res["confounders"].turns,
+        run["llm"] = rewrite.rewrite_text(cfg.seed, catalog, res["personas"].personas, res["confounders"].turns,
                                        res["qa"].qa, llm, state, concurrency)  # type: ignore[arg-type]
-        prints[llm_render.NAME] = llm_render.fingerprint(llm.spec, prints[STAGES[-1].NAME])
-        _say(progress, llm_render.NAME, "done")
+        prints[rewrite.NAME] = rewrite.fingerprint(llm.spec, prints[STAGES[-1].NAME])
+        _say(progress, rewrite.NAME, "done")
     return run
 
 
@@ -120,8 +120,8 @@ def _say(progress: ProgressFn | None, stage: str, what: str) -> None:
 def stage_records(prints: dict[str, str]) -> dict[str, dict[str, str]]:
     records = {s.NAME: {"version": s.VERSION, "fingerprint": prints[s.NAME]} for s in STAGES}
     if "llm_render" in prints:
-        from dimobench.generate import rewrite as llm_render
+        from dimobench.generate import rewrite
 
-        records[llm_render.NAME] = {"version": llm_render.VERSION, "fingerprint": prints[llm_render.NAME]}
+        records[rewrite.NAME] = {"version": rewrite.VERSION, "fingerprint": prints[rewrite.NAME]}
     return records
 

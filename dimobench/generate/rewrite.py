@@ -23,12 +23,13 @@ from dimobench.backends.batch import BatchOptions
 from dimobench.backends.jobs import RunLog, run_jobs
 from dimobench.backends.usage import Ledger, cost_usd
 from dimobench.catalog import Catalog
-from dimobench.generate import rewrite_jobs as llm_jobs
+from dimobench.generate import rewrite_jobs
 from dimobench.suite.io import atomic_write_text
 from dimobench.suite.schema import Persona, QAItem, Turn
 from dimobench.suite.textspec import fallback_bio
 
 NAME = "llm_render"
+"""The stage name in manifests and fingerprints (kept from format v1 so existing suites still resume)."""
 VERSION = "1"
 FAILURES = "failures.jsonl"
 OUTPUT_TOKENS = {"bio": 120, "session": 70, "questions": 30}
@@ -37,11 +38,11 @@ OUTPUT_TOKENS = {"bio": 120, "session": 70, "questions": 30}
 
 def fingerprint(spec: str, upstream: str) -> str:
     payload = json.dumps({"stage": NAME, "version": VERSION, "generator": spec, "upstream": upstream,
-                          "prompts": prompts.prompt_hashes(*llm_jobs.PROMPTS)}, sort_keys=True)
+                          "prompts": prompts.prompt_hashes(*rewrite_jobs.PROMPTS)}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def render(seed: int, catalog: Catalog, personas: list[Persona], turns: list[Turn], qa: list[QAItem],
+def rewrite_text(seed: int, catalog: Catalog, personas: list[Persona], turns: list[Turn], qa: list[QAItem],
            llm: ChatLLM, state: Path, concurrency: int = 8, batch: BatchOptions | None = None) -> dict[str, Any]:
     """Rewrite the text of ``personas``, ``turns`` and ``qa``; return the new lists, failures and totals.
 
@@ -50,12 +51,12 @@ def render(seed: int, catalog: Catalog, personas: list[Persona], turns: list[Tur
     ledger = Ledger(llm.spec)
     log = RunLog(state)
     failures: list[dict[str, str]] = []
-    bios_jobs = llm_jobs.bio_jobs(seed, personas)
+    bios_jobs = rewrite_jobs.bio_jobs(seed, personas)
     got = run_jobs(bios_jobs, llm, ledger, log, failures, concurrency, batch)
     bios = {p.persona_id: (got[j.item].bio if j.item in got else fallback_bio(p))
             for p, j in zip(personas, bios_jobs)}
-    rest = (llm_jobs.session_jobs(seed, catalog, personas, turns, bios)
-            + llm_jobs.question_jobs(seed, catalog, personas, qa))
+    rest = (rewrite_jobs.session_jobs(seed, catalog, personas, turns, bios)
+            + rewrite_jobs.question_jobs(seed, catalog, personas, qa))
     got.update(run_jobs(rest, llm, ledger, log, failures, concurrency, batch))
 
     new_personas = [p.model_copy(update={"profile": {**p.profile, "bio": bios[p.persona_id]}})
@@ -88,12 +89,12 @@ def estimate(seed: int, catalog: Catalog, personas: list[Persona], turns: list[T
     Session prompts depend on the bios: a cached bio is used as is, a missing one is stood in for by the
     offline fallback (those sessions count as calls to make).
     """
-    bios_jobs = llm_jobs.bio_jobs(seed, personas)
+    bios_jobs = rewrite_jobs.bio_jobs(seed, personas)
     hits = {j.item: cached(j.request) for j in bios_jobs}
     bios = {p.persona_id: hits[j.item].bio if hits[j.item] is not None else fallback_bio(p)
             for p, j in zip(personas, bios_jobs)}
-    jobs = bios_jobs + llm_jobs.session_jobs(seed, catalog, personas, turns, bios) \
-        + llm_jobs.question_jobs(seed, catalog, personas, qa)
+    jobs = bios_jobs + rewrite_jobs.session_jobs(seed, catalog, personas, turns, bios) \
+        + rewrite_jobs.question_jobs(seed, catalog, personas, qa)
     todo = [j for j in jobs if cached(j.request) is None]
     tokens_in = sum(len(m.content) for j in todo for m in j.request.messages) // 4
     tokens_out = sum(OUTPUT_TOKENS[j.kind] * max(1, len(j.targets) if j.kind != "bio" else 1) for j in todo)

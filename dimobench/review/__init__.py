@@ -6,6 +6,6 @@ DESIGN.md section 6. The steps are :func:`sample_suite`, :func:`score_sheets`, :
 
 from __future__ import annotations
 
-from dimobench.review.run import adjudicate_sheets, merge_adjudication, sample_suite, score_sheets
+from dimobench.review.workflow import adjudicate_sheets, merge_adjudication, sample_suite, score_sheets
 
 __all__ = ["adjudicate_sheets", "merge_adjudication", "sample_suite", "score_sheets"]

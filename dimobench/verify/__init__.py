@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from dimobench.verify.embed import Embedder
-    from dimobench.verify.runner import VerifyResult
+    from dimobench.verify.verdicts import VerifyResult
 
 __all__ = ["CRITERIA_NAMES", "VerifyResult", "verify_suite"]
 
@@ -37,6 +37,6 @@ def verify_suite(path: str | Path, verifier: str = "offline", only: list[str] | 
         from dimobench.verify.llm import verify_suite_llm
 
         return verify_suite_llm(path, verifier, only, write, **llm_options)
-    from dimobench.verify.runner import verify_offline
+    from dimobench.verify.verdicts import verify_offline
 
     return verify_offline(path, only, embedder, write)

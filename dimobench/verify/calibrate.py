@@ -16,7 +16,7 @@ from dimobench.suite.io import write_jsonl
 from dimobench.suite.load import load_suite
 from dimobench.verify.embed import Embedder
 from dimobench.verify.plant import DEFECTS, Planter
-from dimobench.verify.runner import verify_offline
+from dimobench.verify.verdicts import verify_offline
 
 SUITE_FILES = ("manifest.json", "personas.jsonl", "schedules.jsonl", "dialogues.jsonl", "qa.jsonl")
 

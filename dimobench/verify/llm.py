@@ -38,7 +38,7 @@ from dimobench.suite.io import atomic_write_text
 from dimobench.suite.load import Suite, load_suite
 from dimobench.suite.plan import LatentPlan
 from dimobench.suite.schema import CriterionResult, QAItem, Trait, Turn, VerdictRecord, VerifierInfo
-from dimobench.verify.runner import VerifyResult, check_criteria, item_verdict, stale_warnings, write_results
+from dimobench.verify.verdicts import VerifyResult, check_criteria, item_verdict, stale_warnings, write_results
 
 VERSION = "llm-1"
 PROMPTS = ("verifier/system", "verifier/item")

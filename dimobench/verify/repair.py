@@ -19,7 +19,7 @@ from dimobench.suite.questions import TARGET_SHARE, QuestionMaker
 from dimobench.suite.schema import QAItem, VerdictRecord
 from dimobench.verify.embed import Embedder
 from dimobench.verify.plant import Planter
-from dimobench.verify.runner import judge, judge_suite, stale_warnings, verifier_info, write_results
+from dimobench.verify.verdicts import judge, judge_suite, stale_warnings, verifier_info, write_results
 
 MAX_TRIES = 8
 

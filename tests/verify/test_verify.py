@@ -13,7 +13,7 @@ from dimobench.suite.schema import CriterionResult
 from dimobench.verify import verify_suite
 from dimobench.verify.calibrate import calibrate
 from dimobench.verify.criteria import CRITERIA
-from dimobench.verify.runner import item_verdict
+from dimobench.verify.verdicts import item_verdict
 
 
 def _qa(path: Path) -> list[dict]:

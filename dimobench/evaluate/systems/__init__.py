@@ -7,10 +7,10 @@ from functools import partial
 from typing import Any
 
 from dimobench.evaluate.protocol import SystemFailure, check_methods, import_class, instantiate
+from dimobench.evaluate.systems.precomem_system import ABLATIONS
 
 BASELINES = ("none", "full", "recency", "window", "bm25", "oracle")
-PRECOMEM_VARIANTS = ("no_profile", "no_correct", "no_maintain", "no_reliability", "no_confidence",
-                     "random_routing", "a1")
+PRECOMEM_VARIANTS = tuple(v for v in ABLATIONS if v)
 ADAPTER_SYSTEMS = ("mem0-raw", "langmem-store", "amem-raw", "mem0", "amem")
 """Outside libraries behind pip extras (imported only when chosen; ``mem0``, ``amem`` need ``memory_llm``): see
 ``systems/adapters``."""

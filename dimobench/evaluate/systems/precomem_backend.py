@@ -18,7 +18,7 @@ from dimobench.backends import normalize_spec, resolve_backend
 from dimobench.backends.base import ChatLLM, Message, Request
 from dimobench.backends.usage import Ledger
 from dimobench.errors import ConfigError, DimobenchError
-from precomem.llm_agents import AgentSetupError, GuardedAgents, LLMAgents
+from precomem.llm_agents import AgentSetupError, LLMAgents, guarded_llm_agents
 
 TEMPERATURE = 0.0
 SEED = 0
@@ -63,14 +63,7 @@ class AgentBackend:
         llm = self.resolve()
         request = Request(messages=[Message(**m) for m in messages], response_model=schema,
                           temperature=TEMPERATURE, seed=SEED, max_tokens=MAX_TOKENS, item=f"precomem/{schema.__name__}")
-        try:
-            resp = llm.complete(request)
-        except Exception:
-            self.ledger.record(cached=False, attempts=0, failed=True)
-            raise
-        self.ledger.record(cached=resp.cached, attempts=resp.attempts, input_tokens=resp.usage.input_tokens,
-                           output_tokens=resp.usage.output_tokens)
-        return resp.parsed  # type: ignore[no-any-return]
+        return self.ledger.call(llm, request).parsed  # type: ignore[no-any-return]
 
     def render_prompt(self, name: str, **variables: object) -> str:
         """The prompt file ``name`` from dimobench's ``prompts/``, rendered strictly."""
@@ -96,7 +89,7 @@ def check_agents(spec: str) -> str:
 def llm_agents(spec: str, *, base_url: str | None = None, cache_dir: Path | None = None,
                llm: ChatLLM | None = None) -> Any:
     """Guarded LLM sub-agents (rules take over an observation whose call failed) over ``spec``'s backend."""
-    return GuardedAgents(LLMAgents(AgentBackend(spec, base_url=base_url, cache_dir=cache_dir, llm=llm)))
+    return guarded_llm_agents(AgentBackend(spec, base_url=base_url, cache_dir=cache_dir, llm=llm))
 
 
 def describe_agents(spec: str) -> dict[str, Any] | str:

@@ -46,9 +46,9 @@ class PreCoMemSystem:
 
         agents = None
         if self.backend is not None:
-            from precomem.llm_agents import GuardedAgents, LLMAgents
+            from precomem.llm_agents import guarded_llm_agents
 
-            agents = GuardedAgents(LLMAgents(self.backend))
+            agents = guarded_llm_agents(self.backend)
         self.mem = PreCoMem(self.config, agents)
 
     def observe(self, turn: Any) -> None:

@@ -22,9 +22,9 @@ class LangMemStore:
 
     def __init__(self) -> None:
         """Load the MiniLM embedder (shared with the answerer when the same model is already loaded)."""
-        from dimobench.evaluate.embed import _load_model
+        from dimobench.evaluate.embed import load_model
 
-        self._model = _load_model(minilm_path())
+        self._model = load_model(minilm_path())
         self._fresh("none")
 
     def _embed(self, texts: list[str]) -> list[list[float]]:

@@ -77,13 +77,10 @@ class MemoryLLM:
         request = Request(messages=[Message(role=m["role"], content=str(m["content"])) for m in messages],
                           response_model=model, temperature=TEMPERATURE, seed=SEED, max_tokens=max_tokens, item=item)
         try:
-            resp = self.llm.complete(request)
+            resp = self.ledger.call(self.llm, request)
         except Exception as exc:
-            self.ledger.record(cached=False, attempts=0, failed=True)
             self.last_error = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise
-        self.ledger.record(cached=resp.cached, attempts=resp.attempts, input_tokens=resp.usage.input_tokens,
-                           output_tokens=resp.usage.output_tokens)
         return resp.text
 
     def mark(self) -> None:

@@ -78,7 +78,7 @@ def score_sheets(sheets: Sequence[Path], out: Path, suite: Path | None = None, m
                  sample: Path | None = None, n_boot: int = 1000, seed: int = 0) -> dict[str, Any]:
     """Check and score sheets; write ``agreement.json`` and ``agreement.md`` beside it; return the figures."""
     from dimobench.review.checks import load_sheets
-    from dimobench.review.report import render_markdown
+    from dimobench.review.markdown import render_markdown
     from dimobench.review.score import compute_agreement
 
     if not -1.0 <= min_kappa <= 1.0:
