@@ -42,14 +42,15 @@ def main() -> None:
         report = evaluate(EvalConfig(suites=[suite], systems=[args.system], bootstrap=200, plots=False,
                                      embedding=args.embedding), Path(tmp) / "out")
         wall = time.perf_counter() - t0
-    fig = report["systems"][args.system]
-    suite_cfg = next(iter(report["config"]["suite_configs"].values()))
+    fig = report.systems[args.system]
+    suite_cfg = next(iter(report.config["suite_configs"].values()))
     turns = int(suite_cfg.get("turns", 0)) * int(suite_cfg.get("personas", 0))
     print(json.dumps({
         "system": args.system, "suite": str(args.suite or "generated xl (seed 7)"), "turns": turns,
-        "questions": fig["n"], "wall_s": round(wall, 2), "target_s": 150, "within_target": wall <= 150,
-        "per_turn_ms": round(1000 * wall / max(turns, 1), 3), "latency_ms": fig["latency_ms"],
-        "overall": fig["overall"], "embedding": report["config"]["answerer"]["embedding"],
+        "questions": fig.n, "wall_s": round(wall, 2), "target_s": 150, "within_target": wall <= 150,
+        "per_turn_ms": round(1000 * wall / max(turns, 1), 3),
+        "latency_ms": fig.latency_ms.model_dump() if fig.latency_ms else None,
+        "overall": fig.overall, "embedding": report.config["answerer"]["embedding"],
         "cpu_count": os.cpu_count(), "load_avg": os.getloadavg()[0],
     }, indent=2))
 

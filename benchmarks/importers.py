@@ -78,10 +78,10 @@ def _evaluate(suite: Path, systems: list[str], tmp: str, turns: int) -> dict[str
         report = evaluate(EvalConfig(suites=[suite], systems=[name], bootstrap=0, plots=False),
                           Path(tmp) / f"eval-{name.replace(':', '_')}")
         wall = time.perf_counter() - t0
-        fig = report["systems"][name]
-        recall = fig.get("evidence_recall") or {}
+        fig = report.systems[name]
         out[name] = {"wall_s": round(wall, 1), "per_turn_ms": round(1000 * wall / max(turns, 1), 2),
-                     "evidence_recall_at_10": recall.get("value"), "latency_ms": fig.get("latency_ms")}
+                     "evidence_recall_at_10": fig.evidence_recall.value if fig.evidence_recall else None,
+                     "latency_ms": fig.latency_ms.model_dump() if fig.latency_ms else None}
     return out
 
 

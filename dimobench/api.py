@@ -1,8 +1,16 @@
-"""The library API the CLI calls and users import."""
+"""The library's face: the functions the CLI calls and users import, one per step of the data path.
+
+``generate_suite`` -> ``verify_suite`` -> ``sample_review`` / ``score_review`` -> ``evaluate`` (and ``compare``),
+plus ``load_suite`` and ``validate_suite`` for any suite. Results are typed: a :class:`Manifest`, a
+:class:`VerifyResult`, an :class:`EvalReport`. Heavy modules (torch, numpy) load only inside the calls that need
+them, so ``import dimobench.api`` stays quick.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from dimobench import __version__
 from dimobench.estimate import estimate_generation
@@ -15,8 +23,28 @@ from dimobench.suite.outdir import prepare_out
 from dimobench.suite.schema import Manifest
 from dimobench.suite.validate import validate_suite
 
-__all__ = ["GenerateConfig", "RunOptions", "Suite", "estimate_generation", "generate_suite", "last_run",
-           "load_suite", "validate_suite"]
+if TYPE_CHECKING:
+    from dimobench.evaluate.api import EvalConfig
+    from dimobench.evaluate.replay import ProgressFn as EvalProgressFn
+    from dimobench.evaluate.results import EvalReport
+    from dimobench.review.sampling import Sample
+    from dimobench.verify.verdicts import VerifyResult
+
+__all__ = ["EvalConfig", "EvalReport", "GenerateConfig", "RunOptions", "Suite", "VerifyResult", "compare",
+           "estimate_generation", "evaluate", "generate_suite", "last_run", "load_suite", "sample_review",
+           "score_review", "validate_suite", "verify_suite"]
+
+_LAZY = {"EvalConfig": "dimobench.evaluate.api", "EvalReport": "dimobench.evaluate.results",
+         "VerifyResult": "dimobench.verify.verdicts"}
+
+
+def __getattr__(name: str) -> Any:
+    """Config and result models of the heavier stages, imported on first use."""
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False, resume: bool = False,
@@ -86,3 +114,47 @@ def last_run(out: str | Path) -> dict[str, object] | None:
     from dimobench.generate.rewrite import FAILURES
 
     return last_event(out, "generate", failures=FAILURES)
+
+
+def verify_suite(path: str | Path, verifier: str = "offline", only: list[str] | None = None, *,
+                 write: bool = True, **llm_options: Any) -> VerifyResult:
+    """Judge every item of the suite at ``path`` on the six criteria (stage 6) and record the verdicts.
+
+    ``verifier`` is ``offline`` (text and latent-plan checks with MiniLM) or an LLM (``openai[/MODEL]``,
+    ``gemini[/MODEL]``, with ``base_url``, ``cache_dir``, ``concurrency``, ``resume`` ... in ``llm_options``).
+    """
+    from dimobench.verify import verify_suite as run
+
+    return run(path, verifier, only, write=write, **llm_options)
+
+
+def sample_review(suite: str | Path, out: str | Path, *, frac: float = 0.2, annotators: int = 2,
+                  names: Sequence[str] | None = None, calibration: int = 30, seed: int = 0,
+                  force: bool = False) -> tuple[Sample, list[Path]]:
+    """Draw a stratified sample of a suite for human review and write one blind sheet per annotator."""
+    from dimobench.review import sample_suite
+
+    return sample_suite(Path(suite), Path(out), frac=frac, annotators=annotators, names=names,
+                        calibration=calibration, seed=seed, force=force)
+
+
+def score_review(sheets: Sequence[str | Path], out: str | Path, *, suite: str | Path | None = None,
+                 min_kappa: float = 0.75) -> dict[str, Any]:
+    """Cohen's kappa per criterion and for the verdict (alpha for three or more sheets), written to ``out``."""
+    from dimobench.review import score_sheets
+
+    return score_sheets([Path(s) for s in sheets], Path(out), Path(suite) if suite else None, min_kappa)
+
+
+def evaluate(cfg: EvalConfig, out: str | Path, progress: EvalProgressFn | None = None) -> EvalReport:
+    """Score every system of ``cfg`` on every suite; writes answers, ``report.json``, ``report.md`` and plots."""
+    from dimobench.evaluate.api import evaluate as run
+
+    return run(cfg, out, progress)
+
+
+def compare(report_a: str | Path, report_b: str | Path, n: int = 1000, seed: int = 0) -> dict[str, Any]:
+    """Per system in both reports: ``B - A`` accuracy on their shared questions, paired bootstrap interval."""
+    from dimobench.evaluate.api import compare as run
+
+    return run(report_a, report_b, n, seed)

@@ -100,9 +100,8 @@ def _evaluate(suites: list[Path], out: Path, systems: list[str], k: int, window_
             bar.update(task, advance=1, description=f"{system} | {suite} | {persona} turn {turn}")
 
         report = run_evaluation(cfg, out, progress)
-    for name, fig in report["systems"].items():
-        overall = fig.get("overall")
-        shown = f"{100 * overall:.1f}%" if isinstance(overall, (int, float)) else "-"
+    for name, fig in report.systems.items():
+        shown = "-" if fig.overall is None else f"{100 * fig.overall:.1f}%"
         console.print(f"{name:28s} overall {shown}")
     console.print(f"wrote {out}/report.json, report.md, answers-*.jsonl")
     return _print_llm_summary(console, out) if cfg.answerer != "offline" else 0

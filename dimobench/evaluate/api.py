@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field
 from dimobench.errors import InputError
 from dimobench.evaluate.protocol import SystemFailure
 from dimobench.evaluate.replay import ProgressFn, SystemRun, run_system, safe_name
+from dimobench.evaluate.results import EvalReport
 from dimobench.suite.io import atomic_write_text
 from dimobench.suite.load import Suite, load_suite
 
@@ -76,7 +77,7 @@ def _write_answers(out: Path, system: str, runs: list[SystemRun]) -> str:
     return name
 
 
-def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = None) -> dict[str, Any]:
+def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = None) -> EvalReport:
     """Run every system on every suite, write answers, report.json, report.md and plots into ``out``.
 
     Systems run one after another; each system's answers are written as soon as it finishes. When a system
@@ -130,7 +131,7 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     finally:
         if llm is not None:
             _log_llm_run(out, llm, runs)
-    return _write_report(runs, suites, config, cfg, out)
+    return EvalReport.model_validate(_write_report(runs, suites, config, cfg, out))
 
 
 def _memory_llm(cfg: EvalConfig) -> dict[str, Any] | None:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -66,15 +65,14 @@ def judgement_model(names: tuple[str, ...]) -> type[BaseModel]:
     return create_model("ItemJudgement", **{n: (CriterionJudgement, ...) for n in names})  # type: ignore[call-overload]
 
 
-@dataclass
 class LLMVerifyResult(VerifyResult):
     """A verification run with an LLM verifier: the offline result plus calls, failures and turn checks."""
 
-    run: dict[str, Any] = field(default_factory=dict)
+    run: dict[str, Any] = {}
     """Calls, cache hits, tokens and estimated cost per role (the ``verify`` event of the run log)."""
-    failures: list[dict[str, str]] = field(default_factory=list)
+    failures: list[dict[str, str]] = []
     """``{item, error}`` for every call that failed after its retries (items stay UNSCORED)."""
-    turns: list[dict[str, Any]] = field(default_factory=list)
+    turns: list[dict[str, Any]] = []
     """One record per rendered turn checked (LLM-rendered suites only), see ``llm_turns``."""
 
 
@@ -135,7 +133,8 @@ def verify_suite_llm(path: str | Path, verifier: str, only: list[str] | None = N
     seed = seed if isinstance(seed, int) else 0
     ledgers = {"verifier": Ledger(llm.spec), "generator": Ledger(generator_llm.spec if generator_llm else "")}
 
-    dialogues, turn_records = suite.dialogues, []
+    dialogues = suite.dialogues
+    turn_records: list[dict[str, Any]] = []
     if rendered_by:  # turns first, so the items are judged on the text the suite ends with
         dialogues, turn_records = llm_turns.check_and_rerender(suite, seed, llm, generator_llm, calls, ledgers,
                                                                _read_records(state / llm_turns.RECORDS))
@@ -163,7 +162,8 @@ def verify_suite_llm(path: str | Path, verifier: str, only: list[str] | None = N
         if not calls.failures:  # a clean finish: nothing left to resume
             shutil.rmtree(state / JOURNAL, ignore_errors=True)
     warnings = stale_warnings(suite) + late_evidence(suite.qa)
-    return LLMVerifyResult(root, verdicts, warnings, "", run=run, failures=calls.failures, turns=turn_records)
+    return LLMVerifyResult(path=root, verdicts=verdicts, warnings=warnings, run=run, failures=calls.failures,
+                           turns=turn_records)
 
 
 def _backends(verifier: str, generator: str | None, rendered_by: str | None, llm: ChatLLM | None,
@@ -300,7 +300,7 @@ def to_verdict(q: QAItem, reply: Any, error: str, names: list[str], info: Verifi
             results[n] = CriterionResult(verdict="REJECT", explanation=text, fixable=j.fixable)
         else:
             results[n] = CriterionResult(verdict="UNSCORED", explanation=f"the verifier could not tell: {text}")
-    return VerdictRecord(qa_id=q.qa_id, verdict=item_verdict(results),  # type: ignore[arg-type]
+    return VerdictRecord(qa_id=q.qa_id, verdict=item_verdict(results),
                          criteria=results, verifier=info)
 
 

@@ -10,8 +10,9 @@ listed.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from pydantic import BaseModel
 
 from dimobench.rng import derive_seed
 from dimobench.suite.load import load_suite
@@ -24,14 +25,16 @@ from dimobench.verify.verdicts import judge, judge_suite, stale_warnings, verifi
 MAX_TRIES = 8
 
 
-@dataclass
-class RepairResult:
+class RepairResult(BaseModel):
     """What ``repair_suite`` did."""
 
     verdicts: list[VerdictRecord]
-    repaired: list[str] = field(default_factory=list)
-    unrepaired: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    """The verdicts after repair, one per item."""
+    repaired: list[str] = []
+    """Items regenerated until they passed."""
+    unrepaired: list[str] = []
+    """Items still failing after ``max_tries``."""
+    warnings: list[str] = []
     embedder: str = ""
 
 
@@ -70,7 +73,8 @@ def repair_suite(path: str | Path, max_tries: int = MAX_TRIES, embedder: Embedde
         items[i], verdicts[i] = fixed
         repaired.append(q.qa_id)
     write_results(root, suite, verdicts, "offline", qa=items)
-    return RepairResult(verdicts, repaired, unrepaired, warnings, ctx.embedder.name)
+    return RepairResult(verdicts=verdicts, repaired=repaired, unrepaired=unrepaired, warnings=warnings,
+                        embedder=ctx.embedder.name)
 
 
 def respin(maker: QuestionMaker, q: QAItem, rng: random.Random, end: int) -> QAItem | None:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from pydantic import BaseModel
 
 from dimobench.suite.io import atomic_write_text, sha256_file, write_jsonl
 from dimobench.suite.load import Suite, counts, load_suite
@@ -23,14 +24,17 @@ from dimobench.verify.offline import THRESHOLDS, SuiteContext, analyse, build_co
 VERIFIER_VERSION = "offline-1"
 
 
-@dataclass
-class VerifyResult:
-    """What a verification run found."""
+class VerifyResult(BaseModel):
+    """What a verification run found (``dimobench.api.verify_suite`` returns it)."""
 
     path: Path
+    """The suite folder."""
     verdicts: list[VerdictRecord]
-    warnings: list[str] = field(default_factory=list)
+    """One record per QA item, in ``qa.jsonl`` order."""
+    warnings: list[str] = []
+    """Problems that did not stop the run (stale manifest hashes, evidence after the question, ...)."""
     embedder: str = ""
+    """Embedding model of the offline checks (empty for an LLM verifier)."""
 
     def summary(self) -> dict[str, object]:
         """ACCEPT rates overall, per criterion, per qa_type and per persona (see :func:`summarise`)."""
@@ -104,7 +108,7 @@ def verify_offline(path: str | Path, only: list[str] | None = None, embedder: Em
             warnings.append(f"{q.qa_id}: evidence turn(s) {late} come after the question (turn {q.ask_turn})")
     if write:
         write_results(root, suite, verdicts, "offline")
-    return VerifyResult(root, verdicts, warnings, ctx.embedder.name)
+    return VerifyResult(path=root, verdicts=verdicts, warnings=warnings, embedder=ctx.embedder.name)
 
 
 def stale_warnings(suite: Suite) -> list[str]:
