@@ -24,18 +24,19 @@ from dimobench.suite.schema import Manifest
 from dimobench.suite.validate import validate_suite
 
 if TYPE_CHECKING:
+    from dimobench.audit.card import AuditReport
     from dimobench.evaluate.api import EvalConfig
     from dimobench.evaluate.replay import ProgressFn as EvalProgressFn
     from dimobench.evaluate.results import EvalReport
     from dimobench.review.sampling import Sample
     from dimobench.verify.verdicts import VerifyResult
 
-__all__ = ["EvalConfig", "EvalReport", "GenerateConfig", "RunOptions", "Suite", "VerifyResult", "compare",
-           "estimate_generation", "evaluate", "generate_suite", "last_run", "load_suite", "sample_review",
-           "score_review", "validate_suite", "verify_suite"]
+__all__ = ["AuditReport", "EvalConfig", "EvalReport", "GenerateConfig", "RunOptions", "Suite", "VerifyResult",
+           "audit_suite", "compare", "estimate_generation", "evaluate", "generate_suite", "last_run", "load_suite",
+           "sample_review", "score_review", "validate_suite", "verify_suite"]
 
-_LAZY = {"EvalConfig": "dimobench.evaluate.api", "EvalReport": "dimobench.evaluate.results",
-         "VerifyResult": "dimobench.verify.verdicts"}
+_LAZY = {"AuditReport": "dimobench.audit.card", "EvalConfig": "dimobench.evaluate.api",
+         "EvalReport": "dimobench.evaluate.results", "VerifyResult": "dimobench.verify.verdicts"}
 
 
 def __getattr__(name: str) -> Any:
@@ -126,6 +127,20 @@ def verify_suite(path: str | Path, verifier: str = "offline", only: list[str] | 
     from dimobench.verify import verify_suite as run
 
     return run(path, verifier, only, write=write, **llm_options)
+
+
+def audit_suite(suites: Sequence[str | Path] | str | Path, *, train: Sequence[str | Path] = (),
+                against: Sequence[str | Path] = (), gates: dict[str, float] | None = None,
+                out: str | Path | None = None) -> AuditReport:
+    """The validity card of one or more suites: no-context attacks, shortcut baselines, flags, lints, diversity.
+
+    ``train`` suites (other seeds) teach the learned attacks; without them each persona is attacked with what
+    the suite's other personas teach. ``gates`` override the default limits by name.
+    """
+    from dimobench.audit import audit_suites
+
+    paths = [suites] if isinstance(suites, str | Path) else list(suites)
+    return audit_suites(paths, train=train, against=against, gates=gates, out=out)
 
 
 def sample_review(suite: str | Path, out: str | Path, *, frac: float = 0.2, annotators: int = 2,

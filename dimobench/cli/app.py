@@ -93,7 +93,7 @@ def _generate(out: Path, preset: str | None, overrides: dict[str, object], force
     from dimobench.generate.pipeline import STAGES
 
     cfg = make_config(preset, **overrides).check()
-    options = RunOptions(**run_options)  # type: ignore[arg-type]
+    options = RunOptions(**run_options)
     console = Console(stderr=True)
     if batch is not None:
         check_provider(cfg.generator)
@@ -197,6 +197,9 @@ from dimobench.cli.importers import import_suite  # noqa: E402
 app.command(name="import")(import_suite)
 
 
+from dimobench.cli.audit import audit  # noqa: E402
+
+app.command()(audit)
 from dimobench.cli.evaluate import compare, evaluate  # noqa: E402
 
 app.command()(evaluate)
@@ -204,6 +207,7 @@ app.command()(compare)
 
 
 def main() -> None:
+    """Run the CLI; Ctrl-C ends it with one line and exit status 130 instead of a traceback."""
     try:
         app()
     except KeyboardInterrupt:

@@ -49,11 +49,13 @@ class Suite:
         return self._by_persona.get(persona_id, [])
 
     def qa_frame(self) -> pd.DataFrame:
+        """The questions as a pandas DataFrame, one row per item."""
         import pandas as pd
 
         return pd.DataFrame([q.model_dump() for q in self.qa])
 
     def turns_frame(self) -> pd.DataFrame:
+        """The turns as a pandas DataFrame, annotations flattened into columns."""
         import pandas as pd
 
         rows = []
@@ -66,6 +68,7 @@ class Suite:
 
 
 def counts(personas: list[Persona], turns: list[Turn], qa: list[QAItem]) -> dict[str, object]:
+    """The manifest's counts: personas, turns, questions, and questions by type and by phase."""
     by_type: dict[str, int] = dict.fromkeys(QA_TYPES, 0)
     by_phase: dict[str, int] = {}
     for q in qa:

@@ -1,0 +1,247 @@
+"""No-context attacks: answer each question from the question and options alone, never reading the dialogue.
+
+Each attack learns what it can from training items (``--train`` suites, or the suite's other personas when none
+are given: leave-one-persona-out) and scores every option of a test item. A suite whose answers any of them
+predicts well above chance leaks its labels; the card names the strongest. The learned combination
+(:class:`Combined`) puts every signal below into one logistic regression, so a leak spread thin over several
+cues still shows.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+
+from dimobench.audit.items import Item, credit, norm, stems
+from dimobench.catalog import load_catalog
+
+PRIOR_WEIGHT = 4.0
+"""Pseudo-count pulling an option text's learned gold rate towards 1/4 (texts seen once mean little)."""
+
+
+@lru_cache(maxsize=1)
+def shipped_lists() -> dict[str, frozenset[str]]:
+    """Normalised option-like text -> the names of the package's shipped lists that hold it."""
+    found: dict[str, set[str]] = defaultdict(set)
+    catalog = load_catalog()
+    for topic in catalog.topics:
+        for trait in topic.traits:
+            for state in trait.states:
+                for text in state.answers:
+                    found[norm(text)].add("answers")
+                for text in state.recommendations:
+                    found[norm(text)].add("recommendations")
+            for text in trait.distractor_answers:
+                found[norm(text)].add("distractor_answers")
+            for text in trait.distractor_recommendations:
+                found[norm(text)].add("distractor_recommendations")
+    for text in catalog.conflicts:
+        found[norm(text)].add("conflicts")
+    return {k: frozenset(v) for k, v in found.items()}
+
+
+def signature(text: str) -> str:
+    """Where an option text sits in the shipped data, as one key (``absent`` when nowhere)."""
+    return "+".join(sorted(shipped_lists().get(norm(text), frozenset()))) or "absent"
+
+
+class Rates:
+    """Smoothed gold rate of a key (an option text, a signature, a position), learned from counted items."""
+
+    def __init__(self, key: Callable[[Item, int], str]) -> None:
+        self.key = key
+        self.gold: Counter[str] = Counter()
+        self.shown: Counter[str] = Counter()
+
+    def add(self, it: Item, sign: int = 1) -> None:
+        """Count (or with ``sign=-1`` uncount) one item's options."""
+        for i in range(len(it.options)):
+            k = self.key(it, i)
+            self.shown[k] += sign
+            self.gold[k] += sign * (i == it.gold)
+
+    def rate(self, it: Item, i: int) -> float:
+        """Smoothed gold rate of option ``i``'s key."""
+        k = self.key(it, i)
+        prior = 1.0 / len(it.options)
+        return (self.gold[k] + PRIOR_WEIGHT * prior) / (self.shown[k] + PRIOR_WEIGHT)
+
+
+class Attack:
+    """An attack: ``fit`` on training items, then ``scores`` for each option of a test item."""
+
+    name = ""
+    describe = ""
+
+    def fit(self, train: Sequence[Item]) -> None:
+        """Learn from items whose gold is known (default: nothing to learn)."""
+
+    def scores(self, it: Item) -> list[float]:
+        """One score per option; the best ones are the attack's answer."""
+        raise NotImplementedError
+
+
+class RateAttack(Attack):
+    """Pick the option whose key was gold most often in training."""
+
+    def __init__(self, name: str, describe: str, key: Callable[[Item, int], str]) -> None:
+        self.name, self.describe, self.rates = name, describe, Rates(key)
+
+    def fit(self, train: Sequence[Item]) -> None:
+        """Count every training option under its key."""
+        self.rates = Rates(self.rates.key)
+        for it in train:
+            self.rates.add(it)
+
+    def scores(self, it: Item) -> list[float]:
+        """Learned gold rate of each option's key."""
+        return [self.rates.rate(it, i) for i in range(len(it.options))]
+
+
+class DirectedAttack(Attack):
+    """Pick the option with the highest, or the lowest, value of a feature: whichever did better in training."""
+
+    def __init__(self, name: str, describe: str, feature: Callable[[Item, int], float]) -> None:
+        self.name, self.describe, self.feature, self.sign = name, describe, feature, 1.0
+
+    def fit(self, train: Sequence[Item]) -> None:
+        """Choose the direction that scores more on the training items."""
+        up = sum(credit(self._values(it), it.gold) for it in train)
+        down = sum(credit([-v for v in self._values(it)], it.gold) for it in train)
+        self.sign = 1.0 if up >= down else -1.0
+
+    def _values(self, it: Item) -> list[float]:
+        return [self.feature(it, i) for i in range(len(it.options))]
+
+    def scores(self, it: Item) -> list[float]:
+        """The feature, signed by the learned direction."""
+        return [self.sign * v for v in self._values(it)]
+
+
+def _trigrams(text: str) -> frozenset[str]:
+    t = f" {norm(text)} "
+    return frozenset(t[i:i + 3] for i in range(len(t) - 2))
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def question_similarity(it: Item, i: int) -> float:
+    """Shared stemmed words plus character-trigram overlap between the question and option ``i``."""
+    return len(stems(it.qa.question) & stems(it.options[i])) + _jaccard(_trigrams(it.qa.question),
+                                                                          _trigrams(it.options[i]))
+
+
+def profile_text(it: Item) -> str:
+    """The persona's public profile as one text (name, age, occupation, city, bio, ...)."""
+    if it.persona is None:
+        return ""
+    return " ".join([it.persona.name, *(str(v) for v in it.persona.profile.values())])
+
+
+def profile_similarity(it: Item, i: int) -> float:
+    """Shared stemmed words plus trigram overlap between the persona's profile and option ``i``."""
+    prof = profile_text(it)
+    return len(stems(prof) & stems(it.options[i])) + _jaccard(_trigrams(prof), _trigrams(it.options[i]))
+
+
+def length(it: Item, i: int) -> float:
+    """Option length in characters."""
+    return float(len(it.options[i]))
+
+
+class Combined(Attack):
+    """Logistic regression over every no-context signal, one row per option, trained on the training items.
+
+    The text and signature rates a training row sees are counted without its own persona, so the model learns
+    how far such rates generalise to unseen personas instead of memorising its own labels.
+    """
+
+    name = "combined"
+    describe = "logistic regression on all no-context signals (text prior, shipped lists, length, position, " \
+               "question and profile similarity)"
+
+    def __init__(self) -> None:
+        self.text = Rates(lambda it, i: norm(it.options[i]))
+        self.sig = Rates(lambda it, i: signature(it.options[i]))
+        self.model: object | None = None
+
+    def _row(self, it: Item, i: int) -> list[float]:
+        lengths = [len(o) for o in it.options]
+        mean_len = sum(lengths) / len(lengths)
+        spread = (max(lengths) - min(lengths)) or 1
+        n = len(it.options)
+        return [math.log(self.text.rate(it, i) * n), math.log(self.sig.rate(it, i) * n),
+                (lengths[i] - mean_len) / spread, question_similarity(it, i), profile_similarity(it, i),
+                *[float(i == p) for p in range(4)]]
+
+    def fit(self, train: Sequence[Item]) -> None:
+        """Fit the regression; each row's rates leave out its own persona's items."""
+        from sklearn.linear_model import LogisticRegression
+
+        self.text, self.sig, self.model = Rates(self.text.key), Rates(self.sig.key), None
+        for it in train:
+            self.text.add(it)
+            self.sig.add(it)
+        by_persona: dict[tuple[str, str], list[Item]] = defaultdict(list)
+        for it in train:
+            by_persona[(it.suite, it.persona_id)].append(it)
+        rows: list[list[float]] = []
+        labels: list[int] = []
+        for group in by_persona.values():
+            for it in group:
+                self.text.add(it, -1)
+                self.sig.add(it, -1)
+            for it in group:
+                for i in range(len(it.options)):
+                    rows.append(self._row(it, i))
+                    labels.append(int(i == it.gold))
+            for it in group:
+                self.text.add(it)
+                self.sig.add(it)
+        if len(set(labels)) == 2:
+            self.model = LogisticRegression(max_iter=1000).fit(rows, labels)
+
+    def scores(self, it: Item) -> list[float]:
+        """The regression's decision value per option (all equal when there was nothing to fit)."""
+        if self.model is None:
+            return [0.0] * len(it.options)
+        rows = [self._row(it, i) for i in range(len(it.options))]
+        values = self.model.decision_function(rows)  # type: ignore[attr-defined]  # sklearn ships no types
+        return [round(float(v), 9) for v in values]
+
+
+def attacks() -> list[Attack]:
+    """A fresh instance of every no-context attack."""
+    return [
+        RateAttack("option_prior", "how often each option text was gold in training",
+                   lambda it, i: norm(it.options[i])),
+        RateAttack("shipped_lists", "gold rate of the package lists an option text sits in (answers, "
+                   "recommendations, distractors, conflicts)", lambda it, i: signature(it.options[i])),
+        RateAttack("position", "gold rate of each option position", lambda it, i: str(i)),
+        DirectedAttack("length", "longest (or shortest) option", length),
+        DirectedAttack("question_similarity", "option closest to (or furthest from) the question's words",
+                       question_similarity),
+        DirectedAttack("profile_similarity", "option closest to (or furthest from) the persona's profile",
+                       profile_similarity),
+        Combined(),
+    ]
+
+
+def run_attack(attack: Attack, test: Sequence[Item], train: Sequence[Item] | None) -> list[float]:
+    """Credit per test item: trained once on ``train``, or leave-one-persona-out over ``test`` without it."""
+    if train:
+        attack.fit(train)
+        return [credit(attack.scores(it), it.gold) for it in test]
+    groups: dict[tuple[str, str], list[int]] = defaultdict(list)
+    for n, it in enumerate(test):
+        groups[(it.suite, it.persona_id)].append(n)
+    out = [0.0] * len(test)
+    for key, members in groups.items():
+        attack.fit([it for it in test if (it.suite, it.persona_id) != key])
+        for n in members:
+            out[n] = credit(attack.scores(test[n]), test[n].gold)
+    return out

@@ -1,0 +1,83 @@
+"""``audit_suites``: run every attack, shortcut, flag, lint and diversity figure on suites and apply the gates."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from dimobench.audit.attacks import attacks, run_attack
+from dimobench.audit.card import DEFAULT_GATES, AuditReport, Score, check_gates, markdown
+from dimobench.audit.diversity import diversity, lints
+from dimobench.audit.flags import FLAGS, suite_flags
+from dimobench.audit.items import Item, chance, items_of, wilson
+from dimobench.audit.shortcuts import run_shortcuts
+from dimobench.catalog import load_catalog
+from dimobench.suite.io import atomic_write_text
+from dimobench.suite.load import Suite, load_suite
+
+
+def _keys(paths: Sequence[Path]) -> list[str]:
+    keys: list[str] = []
+    for p in paths:
+        base, key, i = p.resolve().name or "suite", p.resolve().name or "suite", 2
+        while key in keys:
+            key, i = f"{base}-{i}", i + 1
+        keys.append(key)
+    return keys
+
+
+def _score(name: str, describe: str, credits: list[float]) -> Score:
+    n = len(credits)
+    acc = round(sum(credits) / n, 4) if n else None
+    return Score(name=name, describe=describe, accuracy=acc, ci=wilson(sum(credits), n), n=n)
+
+
+def audit_suites(paths: Sequence[str | Path], train: Sequence[str | Path] = (), against: Sequence[str | Path] = (),
+                 gates: dict[str, float] | None = None, out: str | Path | None = None) -> AuditReport:
+    """Audit the suites at ``paths`` together (see :mod:`dimobench.audit`); write ``audit.json``/``audit.md``
+    into ``out`` when given. ``gates`` override :data:`DEFAULT_GATES` by name."""
+    limits = {**DEFAULT_GATES, **(gates or {})}
+    unknown = sorted(set(limits) - set(DEFAULT_GATES))
+    if unknown:
+        from dimobench.errors import ConfigError
+
+        raise ConfigError(f"unknown gate {', '.join(unknown)} (choose from {', '.join(DEFAULT_GATES)})")
+    test_paths, train_paths = [Path(p) for p in paths], [Path(p) for p in train]
+    suites: list[tuple[str, Suite]] = list(zip(_keys(test_paths), (load_suite(p) for p in test_paths), strict=True))
+    trained: list[tuple[str, Suite]] = [(f"train:{k}", load_suite(p))
+                                        for k, p in zip(_keys(train_paths), train_paths, strict=True)]
+    items: list[Item] = items_of(suites)
+    train_items = items_of(trained) if trained else None
+    scored = [_score(a.name, a.describe, run_attack(a, items, train_items)) for a in attacks()]
+    strongest = max((s for s in scored if s.accuracy is not None), key=lambda s: s.accuracy or 0.0, default=None)
+    shortcuts = [_score(k, "", v) for k, v in run_shortcuts(suites, items).items()]
+    catalog = load_catalog()
+    flagged: dict[str, list[str]] = {}
+    planned = False
+    for key, suite in suites:
+        found = suite_flags(suite, catalog)
+        if found is not None:
+            planned = True
+            flagged.update({f"{key}/{q}" if len(suites) > 1 else q: f for q, f in found.items()})
+    counts = Counter(f for fs in flagged.values() for f in fs)
+    others = [(f"against:{k}", load_suite(p)) for k, p in zip(_keys([Path(a) for a in against]),
+                                                               [Path(a) for a in against], strict=True)]
+    lint_found: dict[str, list[str]] = {}
+    for key, suite in suites:
+        for kind, where in lints(suite, catalog).items():
+            lint_found.setdefault(kind, []).extend(f"{key}/{w}" if len(suites) > 1 else w for w in where)
+    report = AuditReport(
+        suites=[k for k, _ in suites], train=[k for k, _ in trained], items=len(items), chance=chance(items),
+        attacks=scored, strongest=strongest, shortcuts=shortcuts,
+        flags={f: counts.get(f, 0) for f in FLAGS} if planned else None, flagged=flagged, lints=lint_found,
+        diversity={k: diversity(s, others, catalog) for k, s in suites}, gates=[], passed=True)
+    report.gates = check_gates(report, limits)
+    report.passed = all(g.passed for g in report.gates)
+    if out is not None:
+        folder = Path(out)
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(folder / "audit.json", json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+        atomic_write_text(folder / "audit.md", markdown(report))
+    return report

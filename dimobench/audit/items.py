@@ -1,0 +1,92 @@
+"""What every attack reads: one row per multiple-choice question, its options' words, and how a score is counted.
+
+An attack gives each option a score; the item counts as answered by the attack with the share of the top-scoring
+options that are gold (a tie between the gold and one wrong option counts one half), so no attack gains from a
+lucky tie-break and the figures are deterministic. Intervals are Wilson's 95% score interval.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dimobench.catalog import content_words
+from dimobench.suite.load import Suite
+from dimobench.suite.schema import Persona, QAItem
+
+_SUFFIXES = ("ings", "ing", "ies", "ied", "ers", "er", "es", "ed", "s")
+_SPACE = re.compile(r"\s+")
+
+
+def stem(word: str) -> str:
+    """A crude suffix strip, so that 'hiking' and 'hikes' meet: attacks should be as strong as is cheap."""
+    for suf in _SUFFIXES:
+        if len(word) > len(suf) + 3 and word.endswith(suf):
+            return word[: -len(suf)]
+    return word
+
+
+def stems(text: str) -> frozenset[str]:
+    """Stemmed content words of ``text``."""
+    return frozenset(stem(w) for w in content_words(text))
+
+
+def norm(text: str) -> str:
+    """Case- and space-folded text, the key under which an option text is counted across suites."""
+    return _SPACE.sub(" ", text.strip().lower())
+
+
+@dataclass(frozen=True)
+class Item:
+    """One scorable question as the attacks see it (the gold index is only read when counting)."""
+
+    suite: str
+    persona_id: str
+    qa: QAItem
+    persona: Persona | None
+
+    @property
+    def gold(self) -> int:
+        """Index of the right option."""
+        assert self.qa.answer_index is not None
+        return self.qa.answer_index
+
+    @property
+    def options(self) -> list[str]:
+        """The option texts."""
+        return self.qa.options
+
+
+def items_of(suites: Sequence[tuple[str, Suite]]) -> list[Item]:
+    """Every question with at least two options and a gold index, in suite order."""
+    out = []
+    for key, suite in suites:
+        personas = {p.persona_id: p for p in suite.personas}
+        for q in suite.qa:
+            if q.answer_index is not None and len(q.options) >= 2:
+                out.append(Item(key, q.persona_id, q, personas.get(q.persona_id)))
+    return out
+
+
+def credit(scores: Sequence[float], gold: int) -> float:
+    """Share of the best-scoring options that is the gold (1, 1/2, 1/3 ... or 0)."""
+    best = max(scores)
+    top = [i for i, s in enumerate(scores) if s == best]
+    return 1.0 / len(top) if gold in top else 0.0
+
+
+def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float] | None:
+    """Wilson score interval of a proportion (None for no items)."""
+    if n == 0:
+        return None
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)
+
+
+def chance(items: Sequence[Item]) -> float | None:
+    """Mean of 1 / number of options: what guessing scores."""
+    return round(sum(1 / len(it.options) for it in items) / len(items), 4) if items else None

@@ -1,0 +1,64 @@
+"""Shortcut baselines: read the dialogue, understand none of it.
+
+A memory benchmark should not be answerable by matching words. These two read only the user turns up to the
+question's ``ask_turn``, as any system may, and pick by word overlap:
+
+- ``bow_window``: the option sharing the most stemmed content words with the last ``window`` user turns;
+- ``recent_mention``: the option whose words were mentioned most recently (ties: more words shared).
+
+If either comes near the memory systems, the suite measures keyword matching, not memory.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from dimobench.audit.items import Item, credit, stems
+from dimobench.suite.load import Suite
+
+WINDOW = 30
+"""User turns the bag-of-words baseline reads before each question."""
+
+
+class Dialogue:
+    """Each persona's user turns as stemmed word sets, in turn order."""
+
+    def __init__(self, suites: Sequence[tuple[str, Suite]]) -> None:
+        self.turns: dict[tuple[str, str], list[tuple[int, frozenset[str]]]] = {}
+        for key, suite in suites:
+            for t in suite.dialogues:  # every turn's ``user`` text, as a system observes it (imports: any speaker)
+                self.turns.setdefault((key, t.persona_id), []).append((t.turn, stems(t.user)))
+        for rows in self.turns.values():
+            rows.sort(key=lambda r: r[0])
+
+    def before(self, it: Item) -> list[tuple[int, frozenset[str]]]:
+        """The persona's user turns up to and including the question's ask turn."""
+        rows = self.turns.get((it.suite, it.persona_id), [])
+        return [r for r in rows if r[0] <= it.qa.ask_turn]
+
+
+def bow_window(dialogue: Dialogue, it: Item, window: int = WINDOW) -> list[float]:
+    """Per option: how many of its stemmed words the last ``window`` user turns use (counted with repeats)."""
+    bag: Counter[str] = Counter()
+    for _, words in dialogue.before(it)[-window:]:
+        bag.update(words)
+    return [float(sum(bag[w] for w in stems(opt))) for opt in it.options]
+
+
+def recent_mention(dialogue: Dialogue, it: Item) -> list[float]:
+    """Per option: the latest turn sharing one of its words, plus a fraction for how many it shares."""
+    turns = dialogue.before(it)
+    out = []
+    for opt in it.options:
+        words = stems(opt)
+        latest = next(((n, len(words & seen)) for n, seen in reversed(turns) if words & seen), (0, 0))
+        out.append(latest[0] + latest[1] / 100.0)
+    return out
+
+
+def run_shortcuts(suites: Sequence[tuple[str, Suite]], items: Sequence[Item]) -> dict[str, list[float]]:
+    """Credit per item for each shortcut baseline."""
+    dialogue = Dialogue(suites)
+    return {"bow_window": [credit(bow_window(dialogue, it), it.gold) for it in items],
+            "recent_mention": [credit(recent_mention(dialogue, it), it.gold) for it in items]}

@@ -1,0 +1,52 @@
+"""``dimobench audit``: the validity card of one or more suites; exit 1 when a gate fails.
+
+Only typer is imported at module level; the audit loads inside the command.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+
+def audit(
+    suites: Annotated[list[Path], typer.Argument(help="Suite directories, audited together.")],
+    train: Annotated[Optional[list[Path]], typer.Option(
+        help="Suites the learned attacks train on (e.g. other seeds); default: leave-one-persona-out.")] = None,
+    against: Annotated[Optional[list[Path]], typer.Option(
+        help="Suites whose user turns this one should not repeat verbatim.")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Write audit.json and audit.md here.")] = None,
+    gate: Annotated[Optional[list[str]], typer.Option(
+        help="Override a gate, NAME=LIMIT (no_context, bow_window, recent_mention, flagged_items, "
+             "lint_findings).")] = None,
+) -> None:
+    """Attack the suites: no-context priors, word-overlap shortcuts, per-item flags, lints, diversity."""
+    from dimobench.errors import ConfigError, DimobenchError
+
+    try:
+        limits: dict[str, float] = {}
+        for g in gate or []:
+            name, sep, value = g.partition("=")
+            try:
+                limits[name.strip()] = float(value)
+            except ValueError:
+                raise ConfigError(f"--gate {g!r}: expected NAME=NUMBER") from None
+            if not sep:
+                raise ConfigError(f"--gate {g!r}: expected NAME=NUMBER")
+        from dimobench.api import audit_suite
+
+        report = audit_suite(suites, train=train or [], against=against or [], gates=limits, out=out)
+    except DimobenchError as exc:
+        typer.echo(f"dimobench: error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    best = report.strongest
+    typer.echo(f"{report.items} items, chance {report.chance}; strongest no-context attack: "
+               f"{best.name if best else '-'} {best.accuracy if best else '-'}")
+    for g in report.gates:
+        typer.echo(f"  {g.name:16s} {g.value!s:>8} <= {g.limit:g}  {'ok' if g.passed else 'FAIL'}")
+    if out is not None:
+        typer.echo(f"wrote {out}/audit.json, audit.md")
+    if not report.passed:
+        raise typer.Exit(1)

@@ -1,0 +1,100 @@
+"""The audit's attacks and shortcut baselines find leaks that are planted, and only read what a system could."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from dimobench.api import GenerateConfig, audit_suite, generate_suite
+from dimobench.audit.items import credit, items_of, wilson
+from dimobench.audit.shortcuts import Dialogue, bow_window, recent_mention
+from dimobench.suite.load import Suite
+from dimobench.suite.schema import Manifest, QAItem, Turn
+
+
+@pytest.fixture(scope="module")
+def two_seeds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("audit")
+    for seed in (1, 2):
+        generate_suite(GenerateConfig(turns=160, personas=3, seed=seed), root / f"s{seed}")
+    return root / "s1", root / "s2"
+
+
+def _rewrite_gold(src: Path, dst: Path, change) -> Path:
+    """Copy a suite and rewrite each item's gold option text with ``change(text) -> text``."""
+    shutil.copytree(src, dst)
+    rows = [json.loads(line) for line in (dst / "qa.jsonl").read_text(encoding="utf-8").splitlines()]
+    for r in rows:
+        r["options"][r["answer_index"]] = change(r["options"][r["answer_index"]])
+        r["answer"] = r["options"][r["answer_index"]]
+    (dst / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return dst
+
+
+def _accuracy(report, name: str) -> float:
+    return next(s.accuracy for s in report.attacks + report.shortcuts if s.name == name)
+
+
+def test_a_planted_length_leak_lifts_the_length_attack_past_its_gate(two_seeds, tmp_path):
+    clean = audit_suite(two_seeds[0])
+    leaky = audit_suite(_rewrite_gold(two_seeds[0], tmp_path / "leaky",
+                                      lambda t: t + ", followed by a long and winding afternoon of it"))
+    assert _accuracy(clean, "length") < 0.45
+    assert _accuracy(leaky, "length") > 0.95
+    gate = next(g for g in leaky.gates if g.name == "no_context")
+    assert not gate.passed and not leaky.passed
+
+
+def test_a_prior_learned_on_one_seed_answers_another_when_one_text_is_always_gold(two_seeds, tmp_path):
+    train = _rewrite_gold(two_seeds[1], tmp_path / "train", lambda t: "The planted favourite")
+    test = _rewrite_gold(two_seeds[0], tmp_path / "test", lambda t: "The planted favourite")
+    report = audit_suite(test, train=[train])
+    assert _accuracy(report, "option_prior") == 1.0
+    assert report.strongest is not None and report.strongest.accuracy == 1.0
+    assert report.train == ["train:train"]
+    clean = audit_suite(two_seeds[0], train=[two_seeds[1]])
+    assert _accuracy(clean, "option_prior") < 0.7
+
+
+def test_a_tie_between_gold_and_one_wrong_option_counts_half():
+    assert credit([1.0, 1.0, 0.0, 0.0], 0) == 0.5
+    assert credit([1.0, 1.0, 0.0, 0.0], 2) == 0.0
+    assert credit([0.0, 3.0, 1.0, 2.0], 1) == 1.0
+    low, high = wilson(50, 100)
+    assert low < 0.5 < high and round(high - low, 2) == 0.19
+
+
+def _turn(n: int, text: str) -> Turn:
+    return Turn(persona_id="p01", turn=n, session=1, timestamp="2026-01-01T10:00:00", user=text, assistant="Ok.")
+
+
+def test_shortcuts_read_only_the_turns_up_to_the_question():
+    qa = QAItem(qa_id="p01-q1", persona_id="p01", ask_turn=2, qa_type="current_state", phase="stable",
+                trait_id=None, drift_id=None, question="What does Ann do at weekends?",
+                options=["Hiking in the hills", "Baking sourdough bread", "Playing chess", "Watching films"],
+                answer_index=1, answer="Baking sourdough bread", stale_index=None, confounder_index=None,
+                evidence_turns=[1])
+    turns = [_turn(1, "My sourdough bread came out well."), _turn(2, "Nothing much today."),
+             _turn(3, "Hiking hills, hiking hills, hiking in the hills all day!")]
+    suite = Suite(Path("."), Manifest.model_construct(), [], [], turns, [qa])
+    item = items_of([("s", suite)])[0]
+    dialogue = Dialogue([("s", suite)])
+    assert credit(bow_window(dialogue, item), item.gold) == 1.0
+    assert credit(recent_mention(dialogue, item), item.gold) == 1.0
+
+
+def test_an_imported_suite_without_options_gets_a_card_where_the_option_attacks_do_not_apply(tmp_path):
+    from dimobench.importers import import_benchmark
+
+    src = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo10.json"
+    if not src.is_file():
+        pytest.skip("../shared/data/locomo10.json is not beside the checkout")
+    import_benchmark("locomo", src, tmp_path / "locomo")
+    report = audit_suite(tmp_path / "locomo", out=tmp_path / "card")
+    assert report.items == 0 and report.strongest is None and report.flags is None
+    assert all(g.passed for g in report.gates if g.name in ("no_context", "bow_window", "flagged_items"))
+    assert report.diversity["locomo"]["user_turns"] > 5000
+    assert (tmp_path / "card" / "audit.md").read_text(encoding="utf-8").startswith("# Validity audit: locomo")
