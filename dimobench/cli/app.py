@@ -41,6 +41,8 @@ def generate(
     force: Annotated[bool, typer.Option(help="Overwrite an existing suite in --out.")] = False,
     resume: Annotated[bool, typer.Option(help="Keep finished stages whose fingerprint matches.")] = False,
     verify: Annotated[bool, typer.Option("--verify/--no-verify", help="Run stage 6 (verification).")] = True,
+    audit: Annotated[bool, typer.Option("--audit/--no-audit", help="Attack the suite (dimobench audit) and put "
+                                                                  "its validity card in the README.")] = True,
     generator: Annotated[Optional[str], typer.Option(
         help="offline, openai, openai/MODEL, gemini or gemini/MODEL (default models gpt-4o, gemini-2.5-pro).",
         envvar="DIMOBENCH_GENERATOR")] = None,
@@ -67,7 +69,7 @@ def generate(
         code = _generate(out, preset, dict(turns=turns, drifts=drifts, personas=personas, qa=qa, seed=seed,
                                            traits=traits, transition_frac=transition_frac, cue_rate=cue_rate,
                                            confounder_rate=confounder_rate, generator=generator,
-                                           verifier=verifier), force, resume, verify,
+                                           verifier=verifier), force, resume, (verify, audit),
                          dict(base_url=base_url, cache_dir=cache_dir, concurrency=concurrency), dry_run,
                          dict(wait=wait, poll_s=batch_poll) if batch else None)
     except BatchPending as exc:  # --no-wait: submitted, not failed
@@ -80,7 +82,7 @@ def generate(
 
 
 def _generate(out: Path, preset: str | None, overrides: dict[str, object], force: bool, resume: bool,
-              verify: bool, run_options: dict[str, object], dry_run: bool,
+              checks: tuple[bool, bool], run_options: dict[str, object], dry_run: bool,
               batch: dict[str, Any] | None = None) -> int:
     from contextlib import nullcontext
 
@@ -92,6 +94,7 @@ def _generate(out: Path, preset: str | None, overrides: dict[str, object], force
     from dimobench.generate.config import RunOptions, make_config
     from dimobench.generate.pipeline import STAGES
 
+    verify, audit = checks
     cfg = make_config(preset, **overrides).check()
     options = RunOptions(**run_options)
     console = Console(stderr=True)
@@ -103,7 +106,7 @@ def _generate(out: Path, preset: str | None, overrides: dict[str, object], force
         return 0
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
                   transient=True) as bar:
-        task = bar.add_task("generating", total=len(STAGES) + int(verify))
+        task = bar.add_task("generating", total=len(STAGES) + int(verify) + int(audit))
 
         def progress(stage: str, what: str) -> None:
             bar.update(task, description=f"stage {stage}: {what}")
@@ -113,8 +116,8 @@ def _generate(out: Path, preset: str | None, overrides: dict[str, object], force
         with (batching(BatchOptions(progress=lambda line: bar.update(task, description=line), **batch))
               if batch is not None else nullcontext()):
             manifest = generate_suite(cfg, out, force=force, resume=resume, progress=progress, options=options,
-                                      verify=verify)
-    from dimobench.cli.compare import print_generate_summary, print_llm_summary
+                                      verify=verify, audit=audit)
+    from dimobench.cli.summary import print_generate_summary, print_llm_summary
 
     print_generate_summary(console, out, manifest, verified=verify)
     run = last_run(out) if cfg.generator != "offline" else None
