@@ -1,11 +1,17 @@
-"""Shared fixtures: isolate caches and home from the user's, and generate small suites once per session."""
+"""Shared fixtures: isolate caches and home from the user's, generate small suites once per session, and the LLM
+test environment (fake keys, zero retry waits, the local fake server) for every folder with LLM tests."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.fakeserver import FakeLLMServer
+from tests.helpers.llmkeys import GEMINI_KEY, OPENAI_KEY
+from tests.helpers.suites import generate, generate_with_cli
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -33,20 +39,46 @@ def _isolate(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
 @pytest.fixture(scope="session")
 def small_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """3 personas x 300 turns, 2 drifts each: every phase, type and confounder kind appears."""
-    from dimobench.api import generate_suite
-    from dimobench.generate.config import make_config
-
-    out = tmp_path_factory.mktemp("suites") / "small"
-    generate_suite(make_config(turns=300, drifts=2, personas=3, seed=11), out)
-    return out
+    return generate(tmp_path_factory.mktemp("suites") / "small", turns=300, drifts=2, personas=3, seed=11)
 
 
 @pytest.fixture(scope="session")
 def xl_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The DiMoBench-XL shape: 5 x 1,050 turns, 3 drifts, 2,100 QA (about 2 s offline)."""
-    from dimobench.api import generate_suite
-    from dimobench.generate.config import make_config
+    return generate(tmp_path_factory.mktemp("suites") / "xl", turns=1050, drifts=3, seed=7)
 
-    out = tmp_path_factory.mktemp("suites") / "xl"
-    generate_suite(make_config(turns=1050, drifts=3, seed=7), out)
-    return out
+
+@pytest.fixture(scope="session")
+def offline_suite(tmp_path_factory: pytest.TempPathFactory) -> Callable[[int], Path]:
+    """Make (once per length) a 1-persona, 1-drift offline suite of ``turns`` turns through the CLI."""
+    made: dict[int, Path] = {}
+
+    def make(turns: int) -> Path:
+        if turns not in made:
+            made[turns] = generate_with_cli(tmp_path_factory.mktemp("suites") / f"offline-{turns}", turns)
+        return made[turns]
+
+    return make
+
+
+@pytest.fixture
+def fast_retry_waits(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    """Zero every tenacity wait (in this process and in CLI subprocesses) and set fake keys.
+
+    Not autouse: ``tests/backends`` turns it on for every test there, the LLM test modules elsewhere with
+    ``pytestmark = pytest.mark.usefixtures("fast_retry_waits")``.
+    """
+    monkeypatch.setenv("DIMOBENCH_RETRY_WAIT_SCALE", "0")
+    if "runapi" in request.keywords:
+        return  # live tests keep the real environment
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
+    for var in ("GOOGLE_API_KEY", "OPENAI_BASE_URL", "DIMOBENCH_BASE_URL", "DIMOBENCH_GENERATOR"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLLMServer]:
+    """The local fake LLM server (replies filled from each request's schema, no faults)."""
+    with FakeLLMServer() as srv:
+        yield srv

@@ -32,9 +32,8 @@ def test_every_prompt_declares_what_it_uses(name: str) -> None:
 
 def test_fake_server_vocabulary_has_no_state_words() -> None:
     """The fake server's replies must pass the same content checks a real model's must."""
-    from fakeserver import WORDS
-
     from dimobench.catalog import load_catalog
+    from tests.helpers.fakeserver import WORDS
 
     cat = load_catalog()
     state_words = {w for tp in cat.topics for tr in tp.traits for s in tr.states

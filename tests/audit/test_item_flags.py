@@ -8,7 +8,7 @@ from dimobench.audit.flags import FlagContext, item_flags
 from dimobench.audit.items import norm
 from dimobench.catalog import TraitEntry, load_catalog
 from dimobench.suite.plan import LatentPlan
-from dimobench.suite.schema import Drift, PhaseSpan, Persona, QAItem, Schedule, State, Trait
+from dimobench.suite.schema import Drift, Persona, PhaseSpan, QAItem, Schedule, State, Trait
 
 CATALOG = load_catalog()
 CTX = FlagContext(CATALOG)

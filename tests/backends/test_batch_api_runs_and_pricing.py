@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakeserver import FakeLLMServer
-from llmkeys import OPENAI_KEY
 
 from dimobench.backends.usage import BATCH_PRICE_FACTOR, Ledger, cost_usd
+from tests.helpers.fakeserver import FakeLLMServer
+from tests.helpers.llmkeys import OPENAI_KEY
 
 KEY = "sk-test-SECRET"
 SMALL = ["--personas", "1", "--turns", "120", "--drifts", "1"]

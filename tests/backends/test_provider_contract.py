@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 
 import pytest
-from fakeserver import FakeLLMServer
-from llmkeys import GEMINI_KEY, OPENAI_KEY
 
 from dimobench.backends import resolve_backend
 from dimobench.backends.base import BaseLLM, Message, Request
@@ -14,6 +12,8 @@ from dimobench.backends.gemini import GeminiBackend
 from dimobench.backends.openai import OpenAIBackend
 from dimobench.errors import BackendError
 from dimobench.generate.rewrite_jobs import session_model
+from tests.helpers.fakeserver import FakeLLMServer
+from tests.helpers.llmkeys import GEMINI_KEY, OPENAI_KEY
 
 PROVIDERS = ["openai", "gemini"]
 

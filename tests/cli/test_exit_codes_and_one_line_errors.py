@@ -10,19 +10,15 @@ from pathlib import Path
 
 import pytest
 
-
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "120"}
-    return subprocess.run([sys.executable, "-m", "dimobench", *args], capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=120)
+from tests.helpers.cli import run_cli
 
 
 def test_generate_then_validate(tmp_path: Path) -> None:
     out = tmp_path / "s"
-    r = run("generate", "--turns", "120", "--personas", "2", "--seed", "3", "--out", str(out), "--no-verify")
+    r = run_cli("generate", "--turns", "120", "--personas", "2", "--seed", "3", "--out", str(out), "--no-verify")
     assert r.returncode == 0, r.stderr
     assert "2 personas x 120 turns" in r.stderr and "96 questions" in r.stderr
-    r = run("validate", str(out))
+    r = run_cli("validate", str(out))
     assert r.returncode == 0 and "valid" in r.stdout
 
 
@@ -35,7 +31,7 @@ def test_generate_then_validate(tmp_path: Path) -> None:
 def test_bad_generate_options_fail_in_one_line_and_write_nothing(tmp_path: Path, args: list[str],
                                                                   message: str) -> None:
     out = tmp_path / "s"
-    r = run("generate", *args, "--out", str(out))
+    r = run_cli("generate", *args, "--out", str(out))
     assert r.returncode == 2
     assert message in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
@@ -44,17 +40,17 @@ def test_bad_generate_options_fail_in_one_line_and_write_nothing(tmp_path: Path,
 
 def test_existing_out_needs_force(tmp_path: Path) -> None:
     out = tmp_path / "s"
-    assert run("generate", "--turns", "60", "--personas", "1", "--out", str(out)).returncode == 0
+    assert run_cli("generate", "--turns", "60", "--personas", "1", "--out", str(out)).returncode == 0
     before = (out / "qa.jsonl").read_bytes()
-    r = run("generate", "--turns", "60", "--personas", "1", "--seed", "2", "--out", str(out))
+    r = run_cli("generate", "--turns", "60", "--personas", "1", "--seed", "2", "--out", str(out))
     assert r.returncode == 2 and "exists and is not empty" in r.stderr
     assert (out / "qa.jsonl").read_bytes() == before
-    r = run("generate", "--turns", "60", "--personas", "1", "--seed", "2", "--out", str(out), "--force")
+    r = run_cli("generate", "--turns", "60", "--personas", "1", "--seed", "2", "--out", str(out), "--force")
     assert r.returncode == 0 and (out / "qa.jsonl").read_bytes() != before
     keep = tmp_path / "notes"
     keep.mkdir()
     (keep / "thesis.txt").write_text("precious")
-    r = run("generate", "--turns", "60", "--personas", "1", "--out", str(keep), "--force")
+    r = run_cli("generate", "--turns", "60", "--personas", "1", "--out", str(keep), "--force")
     assert r.returncode == 2 and (keep / "thesis.txt").exists()
 
 
@@ -69,18 +65,18 @@ def test_validate_reports_every_problem_and_exits_2(small_suite: Path, tmp_path:
     lines[0] = json.dumps(rec)
     lines[1] = lines[1][:40]
     (bad / "qa.jsonl").write_text("\n".join(lines) + "\n")
-    r = run("validate", str(bad))
+    r = run_cli("validate", str(bad))
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "qa.jsonl:1: answer_index:" in r.stderr and "qa.jsonl:2: json:" in r.stderr
 
 
 def test_validate_on_a_missing_directory(tmp_path: Path) -> None:
-    r = run("validate", str(tmp_path / "nope"))
+    r = run_cli("validate", str(tmp_path / "nope"))
     assert r.returncode == 2 and "manifest.json" in r.stderr
 
 
 def test_schema_exports_every_record(tmp_path: Path) -> None:
-    r = run("schema", "--out", str(tmp_path))
+    r = run_cli("schema", "--out", str(tmp_path))
     assert r.returncode == 0
     names = sorted(p.name for p in tmp_path.iterdir())
     assert "qa.schema.json" in names and "dialogues.schema.json" in names and "manifest.schema.json" in names

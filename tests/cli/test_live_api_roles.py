@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 
 from dimobench.cli.app import app
 
+pytestmark = pytest.mark.usefixtures("fast_retry_waits")
+
 ROLES = [("openai/gpt-4o-mini", "OPENAI_API_KEY"), ("gemini/gemini-2.5-flash", "GEMINI_API_KEY")]
 
 

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dimobench.cli.app import app
+from tests.helpers.suites import generate
 
 OUTSIDE = """
 class EchoMemory:
@@ -34,12 +35,7 @@ class Broken(EchoMemory):
 
 @pytest.fixture(scope="module")
 def tiny_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from dimobench.api import generate_suite
-    from dimobench.generate.config import make_config
-
-    out = tmp_path_factory.mktemp("suites") / "tiny"
-    generate_suite(make_config(turns=120, personas=2, seed=1), out)
-    return out
+    return generate(tmp_path_factory.mktemp("suites") / "tiny", turns=120, personas=2, seed=1)
 
 
 def _run(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch) -> object:

@@ -12,13 +12,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakeserver import FakeLLMServer, kill_halfway
-from llmkeys import assert_no_key_anywhere
 from pydantic import ValidationError
 
 from dimobench.evaluate import scoring
 from dimobench.evaluate.judges import majority, verdict_model
 from dimobench.evaluate.llm_answerer import choice_model
+from tests.helpers.fakeserver import FakeLLMServer
+from tests.helpers.interrupt import kill_halfway
+from tests.helpers.llmkeys import assert_no_key_anywhere
+
+pytestmark = pytest.mark.usefixtures("fast_retry_waits")
 
 SPEC = {"openai": "openai/test-answerer", "gemini": "gemini/test-answerer"}
 

@@ -9,8 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from fakeserver import FakeLLMServer, kill_halfway
-from llmkeys import OPENAI_KEY, assert_no_key_anywhere
+
+from tests.helpers.fakeserver import FakeLLMServer
+from tests.helpers.interrupt import kill_halfway
+from tests.helpers.llmkeys import OPENAI_KEY, assert_no_key_anywhere
+
+pytestmark = pytest.mark.usefixtures("fast_retry_waits")
 
 SMALL = ["--personas", "1", "--turns", "120", "--drifts", "1", "--no-verify"]
 

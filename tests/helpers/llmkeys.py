@@ -1,7 +1,5 @@
-"""Fake API keys the backend tests set, and the check that none of them was written anywhere.
-
-A module of its own (not ``conftest``) so test modules can import it whatever other test folders pytest loads.
-"""
+"""Fake API keys the LLM tests set (the ``fast_retry_waits`` fixture), and the check that none of them was
+written anywhere."""
 
 from __future__ import annotations
 

@@ -3,20 +3,10 @@
 from __future__ import annotations
 
 import csv
-import os
-import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from dimobench.review.sheets import CRITERIA
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """``python -m dimobench ...`` as a real process."""
-    env = {**os.environ, "COLUMNS": "120"}
-    return subprocess.run([sys.executable, "-m", "dimobench", *args], capture_output=True, text=True, env=env,
-                          timeout=120)
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:

@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from importer_sources import amemgym_users, write_json
 
 from dimobench.errors import InputError
 from dimobench.importers import import_benchmark
 from dimobench.importers.amemgym import load
 from dimobench.suite.load import load_suite
 from dimobench.suite.validate import validate_suite
+from tests.helpers.importer_sources import amemgym_users, write_json
 
 
 def test_periods_become_questions_with_gold_and_stale(tmp_path: Path) -> None:

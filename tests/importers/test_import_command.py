@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from importer_sources import amemgym_users, locomo_sample, longmemeval_items, personamem_files, write_json
 
-
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "COLUMNS": "120"}
-    return subprocess.run([sys.executable, "-m", "dimobench", *args], capture_output=True, text=True, env=env,
-                          timeout=120)
+from tests.helpers.cli import run_cli
+from tests.helpers.importer_sources import amemgym_users, locomo_sample, longmemeval_items, personamem_files, write_json
 
 
 def assert_one_line_failure(r: subprocess.CompletedProcess[str], message: str, out: Path) -> None:
@@ -34,10 +28,10 @@ def test_import_then_validate_each_source(tmp_path: Path) -> None:
     }
     for name, src in sources.items():
         out = tmp_path / f"suite-{name}"
-        r = run("import", name, str(src), "--out", str(out))
+        r = run_cli("import", name, str(src), "--out", str(out))
         assert r.returncode == 0, r.stderr
         assert f"imported {name}" in r.stderr
-        v = run("validate", str(out))
+        v = run_cli("validate", str(out))
         assert v.returncode == 0 and "valid" in v.stdout, v.stderr
         assert json.loads((out / "manifest.json").read_text())["status"] == "imported"
 
@@ -80,35 +74,35 @@ def test_bad_input_fails_in_one_line_and_writes_nothing(tmp_path: Path, case: st
         (tmp_path / "shared_contexts_1k.jsonl").write_text('{"c": [{"role": "user", "content": "hi"}]}\n')
     src = make(tmp_path)
     out = tmp_path / "out"
-    assert_one_line_failure(run("import", source, str(src), "--out", str(out)), message, out)
+    assert_one_line_failure(run_cli("import", source, str(src), "--out", str(out)), message, out)
 
 
 def test_unknown_source_is_a_usage_error(tmp_path: Path) -> None:
-    r = run("import", "mystery", str(tmp_path / "x.json"), "--out", str(tmp_path / "out"))
+    r = run_cli("import", "mystery", str(tmp_path / "x.json"), "--out", str(tmp_path / "out"))
     assert r.returncode == 2 and "Traceback" not in r.stderr and not (tmp_path / "out").exists()
 
 
 def test_existing_out_needs_force(tmp_path: Path) -> None:
     src = write_json(tmp_path / "locomo.json", locomo_sample())
     out = tmp_path / "out"
-    assert run("import", "locomo", str(src), "--out", str(out)).returncode == 0
+    assert run_cli("import", "locomo", str(src), "--out", str(out)).returncode == 0
     before = (out / "qa.jsonl").read_bytes()
-    r = run("import", "locomo", str(src), "--out", str(out))
+    r = run_cli("import", "locomo", str(src), "--out", str(out))
     assert r.returncode == 2 and "exists and is not empty" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     assert (out / "qa.jsonl").read_bytes() == before
-    assert run("import", "locomo", str(src), "--out", str(out), "--force").returncode == 0
+    assert run_cli("import", "locomo", str(src), "--out", str(out), "--force").returncode == 0
     keep = tmp_path / "notes"
     keep.mkdir()
     (keep / "thesis.txt").write_text("precious")
-    r = run("import", "locomo", str(src), "--out", str(keep), "--force")
+    r = run_cli("import", "locomo", str(src), "--out", str(keep), "--force")
     assert r.returncode == 2 and (keep / "thesis.txt").exists()
 
 
 def test_bad_input_with_force_keeps_the_old_suite(tmp_path: Path) -> None:
     src = write_json(tmp_path / "locomo.json", locomo_sample())
     out = tmp_path / "out"
-    assert run("import", "locomo", str(src), "--out", str(out)).returncode == 0
+    assert run_cli("import", "locomo", str(src), "--out", str(out)).returncode == 0
     before = (out / "manifest.json").read_bytes()
-    r = run("import", "locomo", str(_bad_json(tmp_path)), "--out", str(out), "--force")
+    r = run_cli("import", "locomo", str(_bad_json(tmp_path)), "--out", str(out), "--force")
     assert r.returncode == 2 and (out / "manifest.json").read_bytes() == before

@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from importer_sources import LOCOMO_REAL, locomo_sample, write_json
 
 from dimobench.importers import import_benchmark
 from dimobench.importers.locomo import ADVERSARIAL_GOLD, load, split_evidence
 from dimobench.suite.load import load_suite
 from dimobench.suite.validate import validate_suite
+from tests.helpers.importer_sources import LOCOMO_REAL, locomo_sample, write_json
 
 
 def test_small_sample_converts_every_field(tmp_path: Path) -> None:

@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from importer_sources import longmemeval_items, write_json
 
 from dimobench.errors import InputError
 from dimobench.importers import import_benchmark
 from dimobench.importers.longmemeval import load
 from dimobench.suite.load import load_suite
 from dimobench.suite.validate import validate_suite
+from tests.helpers.importer_sources import longmemeval_items, write_json
 
 
 def test_haystacks_sessions_and_evidence(tmp_path: Path) -> None:

@@ -6,13 +6,13 @@ import json
 from pathlib import Path
 
 import pytest
-from importer_sources import personamem_files
 
 from dimobench.errors import InputError
 from dimobench.importers import import_benchmark
 from dimobench.importers.personamem import ALIASES, TYPES, canonical_type, load
 from dimobench.suite.load import load_suite
 from dimobench.suite.validate import validate_suite
+from tests.helpers.importer_sources import personamem_files
 
 
 def test_contexts_questions_and_options(tmp_path: Path) -> None:

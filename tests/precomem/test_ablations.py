@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from precomem_texts import CONTRADICTION, PARAPHRASES, PARTY, UNRELATED
-
 from precomem import PreCoMem
+from tests.helpers.precomem_texts import CONTRADICTION, PARAPHRASES, PARTY, UNRELATED
 
 
 def _party_fact(mem: PreCoMem) -> str:

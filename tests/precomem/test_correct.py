@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from precomem_texts import CONTRADICTION, PARAPHRASES, PARTY
-
 from precomem import PreCoMem
+from tests.helpers.precomem_texts import CONTRADICTION, PARAPHRASES, PARTY
 
 OTHER_TOPICS = [
     "I go hiking in the mountains most Sundays",

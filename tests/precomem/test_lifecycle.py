@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from precomem_texts import PARAPHRASES, PARTY, UNRELATED
-
 from precomem import PreCoMem
+from tests.helpers.precomem_texts import PARAPHRASES, PARTY, UNRELATED
 
 
 def _belief(mem: PreCoMem, bid: str) -> dict | None:

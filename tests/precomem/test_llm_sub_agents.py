@@ -1,8 +1,8 @@
-"""PreCoMem sub-agents backed by an LLM, against the local fake server (OpenAI and Gemini wire formats)."""
+"""PreCoMem sub-agents backed by an LLM, against the local fake server (OpenAI and Gemini wire formats), and the
+prompts they load."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -11,13 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakeserver import FakeLLMServer
-from llmkeys import GEMINI_KEY, OPENAI_KEY
 from pydantic import ValidationError
 
 from dimobench.evaluate.systems.precomem_backend import llm_agents
 from precomem import PreCoMem, PreCoMemConfig
 from precomem.llm_agents import AgentSetupError, GuardedAgents, extraction_model, targets_model
+from tests.helpers.fakeserver import FakeLLMServer
+from tests.helpers.llmkeys import assert_no_key_anywhere
+
+pytestmark = pytest.mark.usefixtures("fast_retry_waits")
 
 PROVIDERS = ["openai", "gemini"]
 BASE = dict(encoder="hashing", nli="rule")
@@ -61,14 +63,6 @@ def keep(*props: tuple[str, str]) -> Callable[[str, dict[str, Any]], Any]:
                                  for key, text in props if key in observation]}
 
     return fn
-
-
-def assert_no_key_anywhere(*roots: Path) -> None:
-    for root in roots:
-        for f in root.rglob("*"):
-            if f.is_file():
-                data = f.read_bytes()
-                assert OPENAI_KEY.encode() not in data and GEMINI_KEY.encode() not in data, f
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -256,74 +250,6 @@ def test_config_agents_resolve_lazily_and_a_missing_key_is_not_a_fallback(server
     for bad in ("anthropic/claude", "offline", ""):
         with pytest.raises(ValidationError):
             PreCoMemConfig(agents=bad)
-
-
-# ---------------------------------------------------------------------------------------- dimobench evaluate
-@pytest.fixture(scope="module")
-def suite(offline_suite: Callable[[int], Path]) -> Path:
-    """1 persona x 60 turns, 1 drift, offline."""
-    return offline_suite(60)
-
-
-def evaluate_cmd(suite: Path, out: Path, cache: Path, *extra: str,
-                 systems: tuple[str, ...] = ("precomem",)) -> list[str]:
-    return [sys.executable, "-m", "dimobench", "evaluate", str(suite), *[x for s in systems for x in ("--system", s)],
-            "--embedding", "hashing", "--no-plots", "--bootstrap", "20", "--cache-dir", str(cache), "--out", str(out),
-            *extra]
-
-
-def n_turns(suite: Path) -> int:
-    return sum(1 for ln in (suite / "dialogues.jsonl").read_text().splitlines() if ln.strip())
-
-
-def run_cli(cmd: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=600, env={**os.environ, "COLUMNS": "200"})
-
-
-@pytest.mark.parametrize("provider,systems", [("openai", ("precomem", "precomem:no_correct")),
-                                              ("gemini", ("precomem",))])
-def test_evaluate_precomem_with_llm_agents_end_to_end(provider: str, systems: tuple[str, ...], suite: Path,
-                                                      tmp_path: Path) -> None:
-    spec = f"{provider}/agents"
-    with FakeLLMServer() as srv:
-        extra = ("--agents", spec, "--base-url", base_url(srv, provider))
-        r = run_cli(evaluate_cmd(suite, tmp_path / "a", tmp_path / "cache", *extra, systems=systems))
-        assert r.returncode == 0, r.stderr
-        calls = srv.count
-        assert calls > n_turns(suite), "an extractor call per user turn, and target calls"
-        r2 = run_cli(evaluate_cmd(suite, tmp_path / "b", tmp_path / "cache", *extra, systems=systems))
-        assert r2.returncode == 0, r2.stderr
-        assert srv.count == calls, "a warm cache must make zero calls"
-    report = json.loads((tmp_path / "a" / "report.json").read_text())
-    agents = report["config"]["precomem_agents"]
-    assert agents["spec"] == spec and agents["fallback"] == "rule" and agents["temperature"] == 0
-    assert set(agents["prompts"]) == {"precomem/system", "precomem/extract", "precomem/support", "precomem/correct"}
-    assert "base_url" not in json.dumps(report["config"])
-    for system in systems:
-        memory = report["suites"][suite.name][system]["memory"]
-        assert memory and all(m["agents_fallbacks"] == 0 for m in memory)
-        name = f"answers-{system.replace(':', '_')}.jsonl"
-        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
-    assert_no_key_anywhere(tmp_path)
-    for text in (r.stdout, r.stderr, r2.stdout, r2.stderr):
-        assert OPENAI_KEY not in text and GEMINI_KEY not in text
-
-
-@pytest.mark.parametrize("extra,needle", [
-    (["--agents", "mistral/x"], "unknown provider"),
-    (["--agents", "offline"], "rules"),
-])
-def test_bad_agents_option_is_one_line_exit_2(extra: list[str], needle: str, suite: Path, tmp_path: Path) -> None:
-    r = run_cli(evaluate_cmd(suite, tmp_path / "o", tmp_path / "cache", *extra))
-    assert r.returncode == 2 and needle in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
-    assert not (tmp_path / "o").exists()
-
-
-def test_missing_key_for_agents_is_one_line_exit_2(suite: Path, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY")
-    r = run_cli(evaluate_cmd(suite, tmp_path / "o", tmp_path / "cache", "--agents", "openai/test"))
-    assert r.returncode == 2 and "OPENAI_API_KEY" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
 @pytest.mark.parametrize("role", ["system", "extract", "support", "correct"])

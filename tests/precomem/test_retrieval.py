@@ -6,12 +6,12 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
-from precomem_texts import UNRELATED
 
 from precomem import PreCoMem, PreCoMemConfig
 from precomem.encoders import tokenize
 from precomem.lexical import BM25Index
 from precomem.records import Regime, Update
+from tests.helpers.precomem_texts import UNRELATED
 
 
 def _scores(mem: PreCoMem, query: str) -> dict[str, float]:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from precomem_texts import CONTRADICTION, PARAPHRASES, PARTY, UNRELATED
-
 from precomem import PreCoMem
+from tests.helpers.precomem_texts import CONTRADICTION, PARAPHRASES, PARTY, UNRELATED
 
 FIELDS = {"id", "text", "kind", "confidence", "topic", "created_turn", "last_support_turn", "provenance"}
 

@@ -6,16 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.suites import generate
+
 
 @pytest.fixture(scope="session")
 def dimo_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The paper shape: 5 personas x 350 turns, 1 drift, 1,000 QA, seed 0 (about 1 s offline)."""
-    from dimobench.api import generate_suite
-    from dimobench.generate.config import make_config
-
-    out = tmp_path_factory.mktemp("review") / "dimo"
-    generate_suite(make_config("dimobench", seed=0), out)
-    return out
+    return generate(tmp_path_factory.mktemp("review") / "dimo", "dimobench", seed=0)
 
 
 @pytest.fixture(scope="session")

@@ -8,8 +8,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from review_helpers import fill, read_rows, run_cli, write_rows
 from sklearn.metrics import cohen_kappa_score
+
+from tests.helpers.cli import run_cli
+from tests.helpers.review_sheets import fill, read_rows, write_rows
 
 # 10 items, confusion [[4, 1], [1, 4]] over ACCEPT/REJECT: p_o = 0.8, p_e = 0.5, kappa = 0.6
 A = ["ACCEPT"] * 5 + ["REJECT"] * 5

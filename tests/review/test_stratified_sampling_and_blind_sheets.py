@@ -9,13 +9,14 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from review_helpers import read_rows, run_cli
 
 from dimobench.errors import ConfigError
 from dimobench.review.sampling import allocate, draw_sample, sample_id_of, stratum_of
 from dimobench.review.sheets import LABEL_COLUMNS, SHEET_COLUMNS
 from dimobench.suite.load import load_suite
 from dimobench.suite.schema import CriterionResult, VerdictRecord, VerifierInfo
+from tests.helpers.cli import run_cli
+from tests.helpers.review_sheets import read_rows
 
 
 @pytest.mark.parametrize("seed", range(25))
@@ -34,7 +35,7 @@ def test_allocate_rejects_bad_frac() -> None:
         allocate({"a": 3}, 1.5)
 
 
-def test_preset_suite_sample_meets_issue_6(dimo_suite: Path, tmp_path: Path) -> None:
+def test_preset_suite_sample_is_stratified_blind_and_calibrated(dimo_suite: Path, tmp_path: Path) -> None:
     suite = load_suite(dimo_suite)
     assert len(suite.qa) == 1000
     # give the suite verifier verdicts with a marker text: the sheets must not show them

@@ -12,7 +12,7 @@ from dimobench.api import generate_suite, load_suite, validate_suite
 from dimobench.generate.config import make_config
 from dimobench.suite.io import sha256_file, write_jsonl
 
-SHARED_EXAMPLE = Path(__file__).resolve().parents[2] / "shared" / "examples" / "suite-v1"
+SHARED_EXAMPLE = Path(__file__).resolve().parents[3] / "shared" / "examples" / "suite-v1"
 FILES = ("manifest.json", "personas.jsonl", "schedules.jsonl", "dialogues.jsonl", "qa.jsonl")
 
 

@@ -7,16 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.suites import generate
+
 
 @pytest.fixture(scope="session")
 def verify_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """2 personas x 300 turns, 2 drifts each: every qa_type and confounder kind appears."""
-    from dimobench.api import generate_suite
-    from dimobench.generate.config import make_config
-
-    out = tmp_path_factory.mktemp("verify") / "base"
-    generate_suite(make_config(turns=300, drifts=2, personas=2, seed=3), out)
-    return out
+    return generate(tmp_path_factory.mktemp("verify") / "base", turns=300, drifts=2, personas=2, seed=3)
 
 
 @pytest.fixture

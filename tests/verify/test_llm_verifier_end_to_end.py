@@ -9,18 +9,22 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fakeserver import FakeLLMServer, kill_halfway
-from llmkeys import OPENAI_KEY, assert_no_key_anywhere
 
 from dimobench import prompts
 from dimobench.backends.scripted import ScriptedBackend
 from dimobench.verify import llm as verify_llm
 from dimobench.verify import llm_turns
 from dimobench.verify.llm import verify_suite_llm
+from tests.helpers.fakeserver import FakeLLMServer
+from tests.helpers.interrupt import kill_halfway
+from tests.helpers.llmkeys import OPENAI_KEY, assert_no_key_anywhere
+
+pytestmark = pytest.mark.usefixtures("fast_retry_waits")
 
 SMALL = ["--personas", "1", "--turns", "120", "--drifts", "1", "--no-verify"]
 SPECS = {"openai": "openai/test-model", "gemini": "gemini/test-model"}
@@ -57,11 +61,9 @@ def lines(path: Path) -> list[dict[str, Any]]:
 
 
 @pytest.fixture(scope="module")
-def offline_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("verify-llm") / "offline"
-    r = run(dimobench("generate", "--out", str(out), *SMALL))
-    assert r.returncode == 0, r.stderr
-    return out
+def offline_suite(offline_suite: Callable[[int], Path]) -> Path:
+    """1 persona x 120 turns, 1 drift, offline (the session's shared one: tests copy it before changing it)."""
+    return offline_suite(120)
 
 
 @pytest.fixture(scope="module")

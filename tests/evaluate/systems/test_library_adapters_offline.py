@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from netguard import outside_host_guard, turn
 from typer.testing import CliRunner
 
 from dimobench.evaluate.protocol import normalise_items
 from dimobench.evaluate.systems import make_system
 from dimobench.evaluate.systems.adapters import ADAPTERS
+from tests.helpers.netguard import outside_host_guard, turn
 
 ALICE = ["I love hiking in the mountains on weekends.", "My dog is called Rex and he is a beagle.",
          "I switched to a vegan diet last month.", "I work night shifts as a nurse."]

@@ -19,15 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from netguard import outside_host_guard, turn
 from typer.testing import CliRunner
 
 from dimobench.evaluate.protocol import SystemFailure, normalise_items
 from dimobench.evaluate.systems import make_system
 from dimobench.evaluate.systems.adapters import LLM_ADAPTERS
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backends"))
-from fakeserver import FakeLLMServer  # noqa: E402
+from tests.helpers.fakeserver import FakeLLMServer
+from tests.helpers.netguard import outside_host_guard, turn
 
 KEY = "sk-test-NEVER-WRITE-memory-4c1d9e"
 MODEL = "fake-memory-model"
