@@ -1,3 +1,5 @@
+"""Run the CLI with ``python -m dimobench``."""
+
 from dimobench.cli.app import main
 
 main()

@@ -6,7 +6,7 @@ labelled. An undefined value is ``None`` with a sentence saying why, never ``nan
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -130,7 +130,7 @@ def krippendorff_alpha(units: Sequence[Sequence[str | None]]) -> Value:
     Args:
         units: one sequence per item, one label (or ``None``) per rater.
     """
-    o: Counter[tuple[str, str]] = Counter()
+    o: defaultdict[tuple[str, str], float] = defaultdict(float)
     for unit in units:
         values = Counter(v for v in unit if v is not None)
         m = sum(values.values())
@@ -139,7 +139,7 @@ def krippendorff_alpha(units: Sequence[Sequence[str | None]]) -> Value:
         for c, nc in values.items():
             for k, nk in values.items():
                 o[(c, k)] += (nc * (nc - 1) if c == k else nc * nk) / (m - 1)
-    n_c: Counter[str] = Counter()
+    n_c: defaultdict[str, float] = defaultdict(float)
     for (c, _), v in o.items():
         n_c[c] += v
     n = sum(n_c.values())

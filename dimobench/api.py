@@ -50,7 +50,7 @@ def __getattr__(name: str) -> Any:
 
 def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False, resume: bool = False,
                    progress: ProgressFn | None = None, options: RunOptions | None = None,
-                   verify: bool = False) -> Manifest:
+                   verify: bool = False, audit: bool = False) -> Manifest:
     """Generate a suite into ``out`` and return its manifest.
 
     Same config and seed give byte-identical ``manifest.json`` and ``*.jsonl``; run state lives in
@@ -64,6 +64,9 @@ def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False,
     suite; the CLI does this unless ``--no-verify``. The library leaves it off so scripts choose. An LLM
     verifier records calls it could not make in ``out/.dimobench/`` (see
     :func:`dimobench.verify.llm.last_verify_run`); their items stay UNSCORED.
+
+    ``audit=True`` then attacks the written suite (:func:`audit_suite`, leave-one-persona-out) and records the
+    validity card in the manifest (``audit``) and the suite's README; a failed gate does not fail generation.
     """
     from dimobench.backends import resolve_backend
 
@@ -106,6 +109,27 @@ def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False,
         if progress:
             progress("verify", "done")
         manifest = Manifest.model_validate_json((out / "manifest.json").read_text(encoding="utf-8"))
+    if audit:
+        if progress:
+            progress("audit", "running")
+        manifest = _record_audit(out, manifest)
+        if progress:
+            progress("audit", "done")
+    return manifest
+
+
+def _record_audit(out: Path, manifest: Manifest) -> Manifest:
+    """Audit the suite at ``out`` and write the card's summary into its manifest and README."""
+    import json
+
+    from dimobench.audit import audit_suites
+    from dimobench.audit.card import summary
+
+    data = manifest.model_dump(mode="json")
+    data["audit"] = summary(audit_suites([out]))
+    atomic_write_text(out / "manifest.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    manifest = Manifest.model_validate(data)
+    atomic_write_text(out / "README.md", render_card(manifest))
     return manifest
 
 

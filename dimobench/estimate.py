@@ -115,12 +115,14 @@ def estimate_verify(seed: int, catalog: Catalog, personas: list[Persona], schedu
 
     exact = True
     if generator != "offline":
-        got = rewrite.rewrite_text(seed, catalog, personas, turns, qa, CachedLLM(_Uncached(generator), cache), scratch,  # type: ignore[arg-type]
-                     batch=None)
+        got = rewrite.rewrite_text(seed, catalog, personas, turns, qa, CachedLLM(_Uncached(generator), cache), scratch,
+                                   batch=None)
         exact = not got["failures"]
         if exact:
             personas, turns, qa = got["personas"], got["turns"], got["qa"]
-    suite = Suite(scratch, Manifest.model_construct(config={"seed": seed}), personas, schedules, turns, qa)
+    # a stand-in manifest: the job builders read only its config, so the other required fields stay unset
+    manifest = Manifest.model_construct(config={"seed": seed})  # type: ignore[call-arg]  # model_construct skips them
+    suite = Suite(scratch, manifest, personas, schedules, turns, qa)
     items = verify_llm.item_jobs(suite, turns, seed, check_criteria(None))
     recorder = _Recorder()
     if generator != "offline":

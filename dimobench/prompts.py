@@ -20,9 +20,13 @@ import hashlib
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dimobench.errors import DimobenchError
 from dimobench.resources import resource_dir
+
+if TYPE_CHECKING:
+    import jinja2
 
 
 class MissingVariables(DimobenchError):
@@ -57,6 +61,7 @@ class Rendered:
 
 
 def prompt_dir() -> Path:
+    """The packaged ``prompts/`` directory the ``.j2`` files are read from."""
     return resource_dir("prompts")
 
 
@@ -89,6 +94,7 @@ def render(name: str, /, **variables: object) -> Rendered:
 
 
 def prompt_hashes(*names: str) -> dict[str, str]:
+    """The sha256 of each named prompt file, for manifests and fingerprints."""
     return {n: load(n).hash for n in names}
 
 
@@ -101,7 +107,7 @@ def undeclared(name: str) -> set[str]:
 
 
 @lru_cache(maxsize=1)
-def _env():  # type: ignore[no-untyped-def]
+def _env() -> jinja2.Environment:
     import jinja2
 
     return jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=True,
@@ -109,16 +115,16 @@ def _env():  # type: ignore[no-untyped-def]
 
 
 @lru_cache(maxsize=64)
-def _template(name: str):  # type: ignore[no-untyped-def]
+def _template(name: str) -> jinja2.Template:
     return _env().from_string(load(name).body)
 
 
-def _front_matter(raw: str, path: Path) -> tuple[dict[str, object], str]:
+def _front_matter(raw: str, path: Path) -> tuple[dict[str, str | list[str]], str]:
     lines = raw.split("\n")
     if not lines or lines[0].strip() != "---" or "---" not in [ln.strip() for ln in lines[1:]]:
         raise DimobenchError(f"{path}: a prompt file must start with a front matter between '---' lines")
     end = 1 + [ln.strip() for ln in lines[1:]].index("---")
-    meta: dict[str, object] = {}
+    meta: dict[str, str | list[str]] = {}
     for n, line in enumerate(lines[1:end], start=2):
         if not line.strip() or line.lstrip().startswith("#"):
             continue

@@ -56,7 +56,10 @@ class Target:
 class SubAgents(Protocol):
     """The decisions an LLM may take over from the rules."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """Short label of the implementation, recorded with the run (``rule``, a backend spec, ...)."""
+        ...
 
     def extract(self, text: str, max_props: int, split_min_words: int) -> list[Proposition]:
         """Propositions to remember from one observation (possibly none)."""

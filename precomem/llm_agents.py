@@ -98,14 +98,15 @@ def extraction_model(max_props: int) -> type[BaseModel]:
 def targets_model(role: Literal["support", "correct"], n: int) -> type[BaseModel]:
     """``{"reason": str, "targets": [{"index": 0..n-1, "strength"|"severity": 0..1}, ...]}``."""
     value = "strength" if role == "support" else "severity"
+    score: dict[str, Any] = {value: (float, Field(ge=0.0, le=1.0))}
     item = create_model(
         "SupportTarget" if role == "support" else "ContradictedBelief",
         index=(int, Field(ge=0, le=n - 1, description="index of the belief in the list")),
-        **{value: (float, Field(ge=0.0, le=1.0))},  # type: ignore[arg-type]
+        **score,
     )
     return create_model("SupportTargets" if role == "support" else "Contradictions",
                         reason=(str, Field(description="one short sentence")),
-                        targets=(list[item], Field(max_length=n)))  # type: ignore[valid-type]
+                        targets=(list[item], Field(max_length=n)))
 
 
 # ---------------------------------------------------------------------------------------------- agents
@@ -120,6 +121,7 @@ class LLMAgents:
 
     @property
     def name(self) -> str:
+        """The backend's ``provider/model``, which names these agents in reports."""
         return self.backend.spec
 
     def describe(self) -> dict[str, Any]:
@@ -190,6 +192,7 @@ class GuardedAgents:
 
     @property
     def name(self) -> str:
+        """Both agents' names as ``primary+fallback`` (``openai/<model>+rule``)."""
         return f"{self.primary.name}+{self.fallback.name}"
 
     def describe(self) -> dict[str, Any]:

@@ -62,8 +62,21 @@ def check_gates(report: AuditReport, limits: dict[str, float]) -> list[Gate]:
         "lint_findings": float(sum(len(v) for v in report.lints.values())),
     }
     values.update({s.name: s.accuracy for s in report.shortcuts})
-    return [Gate(name=k, value=values.get(k), limit=v, passed=values.get(k) is None or values[k] <= v + 1e-12)
+    return [Gate(name=k, value=values.get(k), limit=v, passed=(x := values.get(k)) is None or x <= v + 1e-12)
             for k, v in limits.items()]
+
+
+def summary(report: AuditReport) -> dict[str, object]:
+    """The part of a card a suite's manifest and README carry (``dimobench audit`` gives the rest)."""
+    best = report.strongest
+    return {"passed": report.passed, "items": report.items, "chance": report.chance,
+            "train": report.train or "leave-one-persona-out",
+            "strongest": None if best is None else {"name": best.name, "accuracy": best.accuracy,
+                                                    "ci": list(best.ci) if best.ci else None},
+            "shortcuts": {s.name: s.accuracy for s in report.shortcuts},
+            "flags": report.flags, "flagged_items": len(report.flagged),
+            "lints": {k: len(v) for k, v in report.lints.items()},
+            "gates": [g.model_dump(mode="json") for g in report.gates]}
 
 
 def _pct(x: float | None) -> str:

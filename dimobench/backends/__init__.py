@@ -58,12 +58,12 @@ def resolve_backend(spec: str, *, base_url: str | None = None, cache_dir: Path |
     module_name, _, cls_name = path.partition(":")
     try:
         cls = getattr(importlib.import_module(module_name), cls_name)
-        backend = cls(model=model, base_url=base_url, timeout=timeout)
+        backend: ChatLLM = cls(model=model, base_url=base_url, timeout=timeout)
     except ImportError as exc:
         raise BackendError(f"the {provider} backend needs the {package} package ({exc.name} is missing): "
                            f"pip install {package}") from None
     if not use_cache:
-        return backend  # type: ignore[no-any-return]
+        return backend
     from dimobench.backends.cache import CachedLLM, ReplyCache
 
     return CachedLLM(backend, ReplyCache(cache_dir))

@@ -159,6 +159,7 @@ def check_reply(request: Request, parsed: Any, text: str) -> Any:
 
 
 def wait_scale() -> float:
+    """Factor applied to every retry wait, from ``DIMOBENCH_RETRY_WAIT_SCALE`` (tests set 0); 1 when unset or bad."""
     try:
         return max(0.0, float(os.environ.get("DIMOBENCH_RETRY_WAIT_SCALE", "1")))
     except ValueError:
@@ -197,9 +198,11 @@ class BaseLLM:
 
     @property
     def spec(self) -> str:
+        """``provider/model``, as recorded in the manifest and the reply cache."""
         return f"{self.provider}/{self.model}"
 
     def should_retry(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is worth another attempt; by default only a ``TransientError`` is."""
         return isinstance(exc, TransientError)
 
     def _translate(self, exc: Exception) -> Exception:

@@ -41,6 +41,7 @@ def default_cache_dir() -> Path:
 
 
 def cache_key(provider: str, model: str, request: Request) -> str:
+    """The cache key of ``request`` to this model: sha256 of the canonical JSON of what shapes the reply."""
     payload = {
         "provider": provider, "model": model,
         "messages": [m.model_dump() for m in request.messages],
@@ -82,11 +83,13 @@ class ReplyCache:
                 fh.write(b"\n")
 
     def get(self, key: str) -> dict[str, Any] | None:
+        """The stored entry for ``key`` (reply text and usage), or None on a miss."""
         with self._lock:
             self._load()
             return self._entries.get(key)
 
     def put(self, key: str, entry: dict[str, Any]) -> None:
+        """Append ``entry`` under ``key`` to the file (one flushed line) and keep it in memory."""
         entry = {"key": key, **entry}
         line = (json.dumps(entry, ensure_ascii=False, sort_keys=True) + "\n").encode()
         with self._lock:
@@ -114,15 +117,19 @@ class CachedLLM:
 
     @property
     def spec(self) -> str:
+        """The wrapped backend's ``provider/model``."""
         return self.inner.spec
 
     def key(self, request: Request) -> str:
+        """The reply-cache key of ``request`` for the wrapped backend."""
         return cache_key(self.provider, self.model, request)
 
     def is_cached(self, request: Request) -> bool:
+        """Whether ``request`` would be answered from the cache without a call."""
         return cacheable(request) and self.cache.get(self.key(request)) is not None
 
     def complete(self, request: Request) -> Response:
+        """The cached reply when it still validates, else the wrapped backend's reply (stored when cacheable)."""
         key = self.key(request) if cacheable(request) else None
         hit = self.cache.get(key) if key else None
         if hit is not None:

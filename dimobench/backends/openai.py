@@ -44,6 +44,7 @@ class OpenAIBackend(BaseLLM):
                                     timeout=timeout, max_retries=0)
 
     def should_retry(self, exc: BaseException) -> bool:
+        """Retry only a ``TransientError``, which ``_translate`` makes of rate limits, timeouts and the like."""
         return isinstance(exc, TransientError)
 
     def _translate(self, exc: Exception) -> Exception:

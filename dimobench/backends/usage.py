@@ -60,6 +60,7 @@ class Ledger:
 
     def record(self, *, cached: bool, attempts: int, input_tokens: int = 0, output_tokens: int = 0,
                failed: bool = False, batch: bool = False) -> None:
+        """Add one call, cache hit or failure and its tokens to the totals (locked: calls may run concurrently)."""
         with self._lock:
             if batch:
                 self.batch_calls += 1

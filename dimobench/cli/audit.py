@@ -44,8 +44,9 @@ def audit(
     best = report.strongest
     typer.echo(f"{report.items} items, chance {report.chance}; strongest no-context attack: "
                f"{best.name if best else '-'} {best.accuracy if best else '-'}")
-    for g in report.gates:
-        typer.echo(f"  {g.name:16s} {g.value!s:>8} <= {g.limit:g}  {'ok' if g.passed else 'FAIL'}")
+    for outcome in report.gates:
+        typer.echo(f"  {outcome.name:16s} {outcome.value!s:>8} <= {outcome.limit:g}  "
+                   f"{'ok' if outcome.passed else 'FAIL'}")
     if out is not None:
         typer.echo(f"wrote {out}/audit.json, audit.md")
     if not report.passed:

@@ -8,7 +8,7 @@ backend that ran is recorded in every report.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -49,7 +49,8 @@ class Embedder:
         self._path = path
         self._cache: dict[str, np.ndarray] = {}
         self.dim = 384 if path else 1024
-        self._hasher: object | None = None
+        self._hasher: tuple[Any, Any] | None = None
+        """The (char n-gram, word) ``HashingVectorizer`` pair, built on first use."""
 
     def _encode_raw(self, texts: list[str]) -> np.ndarray:
         if self._path is not None:
@@ -64,7 +65,7 @@ class Embedder:
                                               alternate_sign=True, norm=None),
                             HashingVectorizer(n_features=self.dim, token_pattern=r"[a-z0-9]+",
                                               alternate_sign=True, norm=None))
-        chars, words = self._hasher  # type: ignore[misc]
+        chars, words = self._hasher
         mat = chars.transform(texts) * 0.5 + words.transform([t.lower() for t in texts])
         dense = np.asarray(mat.todense(), dtype=np.float32)
         return dense / np.maximum(np.linalg.norm(dense, axis=1, keepdims=True), 1e-9)

@@ -39,8 +39,9 @@ LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 def verdict_model(n: int) -> type[BaseModel]:
     """``{"reason": str, "match": "A".."<n-th letter>" | "none"}``; any other label fails validation (retried)."""
     labels = (*LETTERS[:n], NONE)
+    label: Any = Literal.__getitem__(labels)  # a Literal built at run time; typeshed types it object
     return create_model("JudgeVerdict", reason=(str, Field(description="one short sentence")),
-                        match=(Literal.__getitem__(labels), ...))  # type: ignore[attr-defined]
+                        match=(label, ...))
 
 
 def majority(votes: Sequence[str | None], n_judges: int) -> str | None:

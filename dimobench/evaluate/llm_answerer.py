@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, Field, create_model
 
@@ -50,8 +50,9 @@ class FreeAnswer(BaseModel):
 @lru_cache(maxsize=32)
 def choice_model(n: int) -> type[BaseModel]:
     """``{"reason": str, "answer": "A".."<n-th letter>"}`` for ``n >= 2`` options."""
+    letter: Any = Literal.__getitem__(tuple(LETTERS[:n]))  # a Literal built at run time; typeshed types it object
     return create_model("AnswerChoice", reason=(str, Field(description="one short sentence")),
-                        answer=(Literal.__getitem__(tuple(LETTERS[:n])), ...))  # type: ignore[attr-defined]
+                        answer=(letter, ...))
 
 
 @dataclass(frozen=True)
@@ -197,7 +198,8 @@ def make_answerer(spec: str, free_text: bool, judges: Sequence[str], *, base_url
     """Resolve the answerer and judge backends (a missing key or SDK fails here, before any replay)."""
     from dimobench.backends import resolve_backend
 
-    llm = resolve_backend(spec, base_url=base_url, cache_dir=cache_dir)
-    panel = JudgePanel([resolve_backend(j, base_url=base_url, cache_dir=cache_dir) for j in judges]) \
+    # check_roles has already refused "offline" here, so every backend resolved is a callable ChatLLM
+    llm = cast(ChatLLM, resolve_backend(spec, base_url=base_url, cache_dir=cache_dir))
+    panel = JudgePanel([cast(ChatLLM, resolve_backend(j, base_url=base_url, cache_dir=cache_dir)) for j in judges]) \
         if judges else None
-    return LLMAnswerer(llm, free_text, panel, concurrency)  # type: ignore[arg-type]
+    return LLMAnswerer(llm, free_text, panel, concurrency)

@@ -152,7 +152,7 @@ def import_class(spec: str) -> Callable[..., Any]:
             raise SystemFailure(f"system {spec!r}: module {module_name!r} has no attribute {attr!r}")
     if not callable(obj):
         raise SystemFailure(f"system {spec!r}: {attr!r} is not a class or factory")
-    return obj  # type: ignore[no-any-return]
+    return obj
 
 
 def instantiate(name: str, factory: Callable[..., Any]) -> Any:

@@ -13,11 +13,14 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from dimobench.evaluate.answerer import OfflineAnswerer
 from dimobench.evaluate.protocol import Recalled, SystemFailure, normalise_items, public_turn
 from dimobench.suite.load import Suite
+
+if TYPE_CHECKING:
+    from dimobench.evaluate.llm_answerer import LLMAnswerer
 
 ProgressFn = Callable[[str, str, str, int, int], None]
 """progress(system, suite, persona, turn, turns done in this system/suite)."""
@@ -105,7 +108,8 @@ def run_system(system_name: str, system: Any, suite: Suite, suite_key: str, answ
             if progress is not None:
                 progress(system_name, suite_key, pid, turn.turn, done)
         if deferred:  # recall results are fixed by now, so the answers may run concurrently, in question order
-            choices = answerer.choose_batch([(q, items) for _, q, items in deferred])
+            # only an answerer with choose_batch defers questions (``batch`` above), i.e. the LLM answerer
+            choices = cast("LLMAnswerer", answerer).choose_batch([(q, items) for _, q, items in deferred])
             for (pos, q, items), choice in zip(deferred, choices, strict=True):
                 run.answers[pos] = _row(run, system_name, q, choice.index, choice.support, choice.mode, items,
                                         choice.extra, choice.correct)

@@ -49,6 +49,7 @@ class GenerateConfig(BaseModel):
 
     @property
     def qa_per_persona(self) -> int:
+        """Questions to ask per persona: ``qa`` when set, else 40% of ``turns`` (rounded)."""
         return self.qa if self.qa is not None else round(0.4 * self.turns)
 
     def check(self) -> GenerateConfig:

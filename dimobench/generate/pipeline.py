@@ -31,6 +31,7 @@ ProgressFn = Callable[[str, str], None]
 
 
 def catalog_hash(catalog: Catalog) -> str:
+    """sha256 of the catalog's JSON: the upstream of the first fingerprint, so a catalog edit reruns every stage."""
     return hashlib.sha256(catalog.model_dump_json().encode()).hexdigest()
 
 
@@ -118,6 +119,7 @@ def _say(progress: ProgressFn | None, stage: str, what: str) -> None:
 
 
 def stage_records(prints: dict[str, str]) -> dict[str, dict[str, str]]:
+    """The manifest's ``{version, fingerprint}`` per stage, ``llm_render`` included when it ran."""
     records = {s.NAME: {"version": s.VERSION, "fingerprint": prints[s.NAME]} for s in STAGES}
     if "llm_render" in prints:
         from dimobench.generate import rewrite

@@ -37,6 +37,7 @@ OUTPUT_TOKENS = {"bio": 120, "session": 70, "questions": 30}
 
 
 def fingerprint(spec: str, upstream: str) -> str:
+    """Fingerprint of the LLM rendering: its version, the generator, the upstream fingerprint and the prompt hashes."""
     payload = json.dumps({"stage": NAME, "version": VERSION, "generator": spec, "upstream": upstream,
                           "prompts": prompts.prompt_hashes(*rewrite_jobs.PROMPTS)}, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()

@@ -28,6 +28,8 @@ QUESTION_BATCH = 8
 
 
 class PersonaBio(BaseModel):
+    """The reply to the bio prompt: a short third-person biography of one persona."""
+
     bio: str = Field(description="2-3 sentences, third person")
 
 
@@ -52,6 +54,7 @@ def _request(seed: int, item: str, user: prompts.Rendered, model: type[BaseModel
 
 
 def bio_jobs(seed: int, personas: list[Persona]) -> list[Job]:
+    """One LLM job per persona: a short bio from its profile and the people it knows."""
     jobs = []
     for p in personas:
         people = [{"name": e.name, "relation": e.relation} for e in p.entities]
@@ -63,6 +66,7 @@ def bio_jobs(seed: int, personas: list[Persona]) -> list[Job]:
 
 def session_jobs(seed: int, catalog: Catalog, personas: list[Persona], turns: list[Turn],
                  bios: dict[str, str]) -> list[Job]:
+    """One LLM job per persona session: write its exchanges, checked so no cue names its state or a change."""
     by_id = {p.persona_id: p for p in personas}
     groups: dict[tuple[str, int], list[Turn]] = {}
     for t in turns:
@@ -82,6 +86,7 @@ def session_jobs(seed: int, catalog: Catalog, personas: list[Persona], turns: li
 
 
 def question_jobs(seed: int, catalog: Catalog, personas: list[Persona], qa: list[QAItem]) -> list[Job]:
+    """LLM jobs that reword each persona's questions, a batch at a time, without their traits' state words."""
     by_id = {p.persona_id: p for p in personas}
     per_persona: dict[str, list[QAItem]] = {}
     for q in qa:

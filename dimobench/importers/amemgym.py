@@ -56,7 +56,8 @@ def _exposed(session: dict[str, Any]) -> set[str]:
 
 def _user(imp: Imported, user: dict[str, Any], uid: str, where: str, path: Path) -> None:
     periods = need(user, "periods", list, path, where)
-    profile_src = user.get("user_profile") if isinstance(user.get("user_profile"), dict) else {}
+    raw_profile = user.get("user_profile")
+    profile_src: dict[str, Any] = raw_profile if isinstance(raw_profile, dict) else {}
     schema = user.get("state_schema")
     # per period: last turn so far; per session: (period, exposed variables, its user turns)
     period_end: list[int] = []

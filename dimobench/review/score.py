@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from itertools import combinations
-from typing import Any
+from typing import Any, cast
 
 from dimobench.agreement import (
     METRICS,
@@ -79,7 +79,7 @@ def _strata(rs: ReviewSet) -> dict[str, Any]:
     groups: dict[str, list[str]] = {}
     for q in rs.qa_ids:
         groups.setdefault(rs.strata.get(q, "all"), []).append(q)
-    out = {}
+    out: dict[str, dict[str, Any]] = {}
     for name, ids in groups.items():
         rates = {f: _rate([disagrees(rs, q, f) for q in ids]) for f in FIELDS}
         anyd = _rate([any(disagrees(rs, q, f) for f in FIELDS) for q in ids])
@@ -100,11 +100,11 @@ def _items(rs: ReviewSet, limit: int = 20) -> list[dict[str, Any]]:
 
 def consensus(rs: ReviewSet) -> dict[str, str]:
     """Items whose verdict every annotator labelled alike: ``qa_id -> verdict``."""
-    out = {}
+    out: dict[str, str] = {}
     for q in rs.qa_ids:
         given = {s.labels[q]["verdict"] for s in rs.sheets}
         if len(given) == 1 and None not in given:
-            out[q] = next(iter(given))  # type: ignore[assignment]
+            out[q] = cast(str, next(iter(given)))  # the one label given, and it is not None
     return out
 
 

@@ -18,6 +18,7 @@ def canary(manifest: Manifest) -> str:
 
 
 def render_card(manifest: Manifest) -> str:
+    """The suite's ``README.md`` text: description, config, backends, counts per type and phase, licence, canary."""
     cfg, counts = manifest.config, manifest.counts
     backends = cfg.get("backends", {})
     assert isinstance(backends, dict)
@@ -51,4 +52,33 @@ come from a latent plan (`schedules.jsonl`), not from a model.
 Files: `personas.jsonl`, `schedules.jsonl`, `dialogues.jsonl`, `qa.jsonl` (and `verdicts.jsonl` once verified);
 `manifest.json` holds their sha256. `annotation` and every gold field are benchmark-side: a memory system under
 evaluation must never see them. Check the suite with `dimobench validate DIR`.
+""" + audit_section(manifest)
+
+
+def audit_section(manifest: Manifest) -> str:
+    """The validity card's summary (``manifest.audit``, written by ``generate``), or nothing before an audit."""
+    audit = (manifest.model_extra or {}).get("audit")
+    if not isinstance(audit, dict):
+        return ""
+
+    def pct(x: object) -> str:
+        return f"{100 * x:.1f}%" if isinstance(x, int | float) else "n/a"
+
+    best = audit.get("strongest") or {}
+    rows = "\n".join(f"| {g['name']} | {g['value'] if g['value'] is not None else 'n/a'} | {g['limit']} | "
+                     f"{'ok' if g['passed'] else '**FAIL**'} |" for g in audit.get("gates", []))
+    flags = audit.get("flags") or {}
+    raised = ", ".join(f"{k} {v}" for k, v in flags.items() if v) or "none"
+    return f"""
+## Validity audit: {'PASS' if audit.get('passed') else 'FAIL'}
+
+Can this suite be answered without memory? `dimobench audit` attacked its {audit.get('items')} questions
+(chance {pct(audit.get('chance'))}; learned attacks trained {audit.get('train')}). The strongest no-context attack,
+**{best.get('name')}**, scores **{pct(best.get('accuracy'))}**; word-overlap shortcuts:
+{', '.join(f"{k} {pct(v)}" for k, v in (audit.get('shortcuts') or {}).items())}. Flagged items:
+{audit.get('flagged_items')} ({raised}). Rerun `dimobench audit DIR --train OTHER_SEED --out card/` for the full card.
+
+| gate | measured | limit | |
+|---|---|---|---|
+{rows}
 """

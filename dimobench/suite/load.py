@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from dimobench.errors import InputError
 from dimobench.suite.io import atomic_write_text, read_jsonl, sha256_file, write_jsonl
@@ -95,7 +95,7 @@ def write_suite(out: Path, records: dict[str, list[Any]], manifest_fields: dict[
     return manifest
 
 
-def _read_records(path: Path, model: type) -> list[Any]:
+def _read_records(path: Path, model: type[BaseModel]) -> list[Any]:
     out = []
     for line, data in read_jsonl(path):
         try:

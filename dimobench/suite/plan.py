@@ -26,10 +26,12 @@ class LatentPlan:
 
     @property
     def drifting_traits(self) -> set[str]:
+        """Ids of the traits that drift at least once in the schedule."""
         return {d.trait_id for d in self.schedule.drifts}
 
     @property
     def stable_traits(self) -> list[str]:
+        """Ids of the traits that never drift, in persona order (targets of ``stability`` questions)."""
         return [t.trait_id for t in self.persona.traits if t.trait_id not in self.drifting_traits]
 
     def state_at(self, trait_id: str, turn: int) -> str:
@@ -41,6 +43,7 @@ class LatentPlan:
         return state
 
     def phase_at(self, turn: int) -> str:
+        """The phase (``stable``, ``transition``, ...) the schedule assigns to ``turn``."""
         i = bisect_right(self._phase_starts, turn) - 1
         return self.schedule.phases[max(i, 0)].phase
 
@@ -62,6 +65,7 @@ class LatentPlan:
         return begun[-1] if begun else None
 
     def description(self, trait_id: str, state_id: str) -> str:
+        """The catalog description of ``state_id`` of the persona's trait ``trait_id``."""
         trait = next(t for t in self.persona.traits if t.trait_id == trait_id)
         return next(s.description for s in trait.states if s.state_id == state_id)
 

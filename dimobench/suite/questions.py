@@ -34,6 +34,7 @@ class EvidenceIndex:
 
     @classmethod
     def build(cls, turns: list[Turn]) -> EvidenceIndex:
+        """Index one persona's annotated turns (cues by trait and state, confounders by trait)."""
         cues: dict[tuple[str, str], list[int]] = {}
         conf: dict[str, list[tuple[int, str | None]]] = {}
         for t in turns:
@@ -47,10 +48,12 @@ class EvidenceIndex:
         return cls(cues, conf)
 
     def evidence(self, trait: str, state: str, upto: int, since: int = 0) -> list[int]:
+        """The last ``MAX_EVIDENCE`` cue turns showing ``state`` of ``trait`` in ``(since, upto]``."""
         found = [n for n in self.cues.get((trait, state), []) if since < n <= upto]
         return found[-MAX_EVIDENCE:]
 
     def confounder_state(self, trait: str, upto: int, exclude: set[str]) -> str | None:
+        """The state shown by the latest confounder of ``trait`` up to ``upto`` that is not in ``exclude``."""
         for n, state in reversed(self.confounders.get(trait, [])):
             if n <= upto and state and state not in exclude:
                 return state
@@ -68,6 +71,7 @@ class QuestionMaker:
         self.traits = [t.trait_id for t in plan.persona.traits]
 
     def make_all(self, n: int, turns: int) -> list[QAItem]:
+        """``n`` questions at evenly spaced turns of ``turns``, question types weighted towards their target shares."""
         slots = [min(turns, max(1, round((i + 0.5) * turns / n))) for i in range(n)] if n else []
         feasible_share = self._feasible_share(slots)
         items: list[QAItem] = []
@@ -116,6 +120,7 @@ class QuestionMaker:
         return change.change_point_turn if change else 0
 
     def make(self, kind: str, t: int, qa_id: str) -> QAItem:
+        """One ``kind`` question asked after turn ``t`` about a drawn trait (changed or drifting ones favoured)."""
         plan, idx, rng = self.plan, self.index, self.rng
         candidates = self.candidates(kind, t)
         active = plan.active_drift(t)
@@ -147,8 +152,8 @@ class QuestionMaker:
         options, answer_index, stale_index, confounder_index = self._options(entry, pool, gold, stale, confounder,
                                                                              others, blocked)
         return QAItem(
-            qa_id=qa_id, persona_id=plan.persona.persona_id, ask_turn=t, qa_type=kind,  # type: ignore[arg-type]
-            phase=plan.phase_at(t), trait_id=trait_id,  # type: ignore[arg-type]
+            qa_id=qa_id, persona_id=plan.persona.persona_id, ask_turn=t, qa_type=kind,
+            phase=plan.phase_at(t), trait_id=trait_id,
             drift_id=drift.drift_id if drift else None, question=question, options=options,
             answer_index=answer_index, answer=options[answer_index], stale_index=stale_index,
             confounder_index=confounder_index, evidence_turns=evidence,

@@ -6,11 +6,11 @@ extra fields (the format allows additions); required fields and types are enforc
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-FORMAT = "dimobench-suite"
+FORMAT: Final = "dimobench-suite"
 FORMAT_VERSION = 1
 
 Phase = Literal["stable", "transition", "post_change", "maintenance"]
@@ -27,12 +27,16 @@ class Record(BaseModel):
 
 
 class State(Record):
+    """One state a trait can be in (``gym_lifter`` of ``workout_style``, say)."""
+
     state_id: str
     description: str
     """What holds for the user in this state; benchmark-side."""
 
 
 class Trait(Record):
+    """One attitude or preference of a persona that can drift between its states."""
+
     trait_id: str
     topic: str
     states: list[State] = Field(min_length=2)
@@ -41,6 +45,8 @@ class Trait(Record):
 
 
 class Entity(Record):
+    """A person the persona mentions; confounder turns show them in states the user is not in."""
+
     entity_id: str
     name: str
     relation: str
@@ -48,6 +54,8 @@ class Entity(Record):
 
 
 class Persona(Record):
+    """A simulated user: profile, traits and the people they know (one line of ``personas.jsonl``)."""
+
     persona_id: str
     name: str
     profile: dict[str, object]
@@ -56,6 +64,8 @@ class Persona(Record):
 
 
 class Drift(Record):
+    """One change of a trait from one state to another, with the turns that bound its phases."""
+
     drift_id: str
     trait_id: str
     from_state: str
@@ -69,6 +79,8 @@ class Drift(Record):
 
 
 class PhaseSpan(Record):
+    """A run of turns ``start_turn..end_turn`` in one phase, and the drift it belongs to, if any."""
+
     start_turn: int
     end_turn: int
     phase: Phase
@@ -76,12 +88,16 @@ class PhaseSpan(Record):
 
 
 class Schedule(Record):
+    """A persona's latent plan: its drifts and the phase of every turn (one line of ``schedules.jsonl``)."""
+
     persona_id: str
     drifts: list[Drift]
     phases: list[PhaseSpan]
 
 
 class Annotation(Record):
+    """What a turn is for, benchmark-side: its kind and the trait, state or entity it shows."""
+
     kind: TurnKind
     trait_id: str | None = None
     state_id: str | None = None
@@ -89,6 +105,8 @@ class Annotation(Record):
 
 
 class Turn(Record):
+    """One exchange of a persona's dialogue (one line of ``dialogues.jsonl``)."""
+
     persona_id: str
     turn: int = Field(ge=1)
     session: int = Field(ge=1)
@@ -101,6 +119,8 @@ class Turn(Record):
 
 
 class QAItem(Record):
+    """A multiple-choice question with its gold answer, traps and evidence (one line of ``qa.jsonl``)."""
+
     qa_id: str
     persona_id: str
     ask_turn: int = Field(ge=1)
@@ -127,17 +147,23 @@ CriterionVerdict = Literal["ACCEPT", "REJECT", "UNSCORED"]
 
 
 class CriterionResult(Record):
+    """The outcome of one verification criterion on one question, and why."""
+
     verdict: CriterionVerdict
     explanation: str
 
 
 class VerifierInfo(Record):
+    """Which verifier judged a question: provider, model and a hash of its prompt or settings."""
+
     provider: str
     model: str
     prompt_hash: str | None
 
 
 class VerdictRecord(Record):
+    """The verifier's verdict on one question, per criterion and overall (one line of ``verdicts.jsonl``)."""
+
     qa_id: str
     verdict: Verdict
     criteria: dict[str, CriterionResult]
@@ -145,6 +171,8 @@ class VerdictRecord(Record):
 
 
 class Manifest(Record):
+    """The suite's ``manifest.json``: format, status, the config that made it, counts and file hashes."""
+
     format: Literal["dimobench-suite"] = FORMAT
     format_version: int = FORMAT_VERSION
     status: Literal["complete", "partial", "imported"] = "complete"

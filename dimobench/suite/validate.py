@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from dimobench.errors import InputError
 from dimobench.suite.io import sha256_file
@@ -21,7 +21,10 @@ from dimobench.suite.schema import RECORD_FILES, Manifest
 
 
 class Problems(list[str]):
+    """The validator's findings, one ``file:line: field: message`` string each."""
+
     def add(self, file: str, line: int | None, fld: str, msg: str) -> None:
+        """Record one problem at ``line`` of ``file`` (None: the whole file) in field ``fld``."""
         self.append(f"{file}:{line if line is not None else '-'}: {fld}: {msg}")
 
 
@@ -63,7 +66,7 @@ def _manifest(root: Path, problems: Problems) -> Manifest | None:
     return None
 
 
-def _records(file: Path, name: str, model: type, problems: Problems) -> list[tuple[int, Any]]:
+def _records(file: Path, name: str, model: type[BaseModel], problems: Problems) -> list[tuple[int, Any]]:
     out = []
     with file.open(encoding="utf-8-sig") as fh:
         for n, line in enumerate(fh, start=1):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from dimobench.suite.io import write_jsonl
 from dimobench.suite.load import load_suite
@@ -67,7 +68,7 @@ def calibrate(src: str | Path, per_defect: int = 40, seed: int = 0, out: str | P
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
-    per_defect_rows: dict[str, dict[str, object]] = {}
+    per_defect_rows: dict[str, dict[str, Any]] = {}
     per_criterion: dict[str, list[int]] = {}
     clean_total = clean_rejected = 0
     for v in result.verdicts:
@@ -79,23 +80,23 @@ def calibrate(src: str | Path, per_defect: int = 40, seed: int = 0, out: str | P
         criterion = DEFECTS[defect][0]
         row = per_defect_rows.setdefault(defect, {"criterion": criterion, "n": 0, "caught": 0,
                                                   "by_criterion": 0})
-        row["n"] = int(row["n"]) + 1  # type: ignore[call-overload]
+        row["n"] = int(row["n"]) + 1
         caught = v.verdict != "ACCEPT"
-        row["caught"] = int(row["caught"]) + caught  # type: ignore[call-overload]
+        row["caught"] = int(row["caught"]) + caught
         own = v.criteria.get(criterion)
         flagged = own is not None and own.verdict != "ACCEPT"
-        row["by_criterion"] = int(row["by_criterion"]) + flagged  # type: ignore[call-overload]
+        row["by_criterion"] = int(row["by_criterion"]) + flagged
         per_criterion.setdefault(criterion, [0, 0])
         per_criterion[criterion][0] += 1
         per_criterion[criterion][1] += caught
     for row in per_defect_rows.values():
-        row["caught_rate"] = _rate(int(row["caught"]), int(row["n"]))  # type: ignore[call-overload]
-        row["criterion_rate"] = _rate(int(row["by_criterion"]), int(row["n"]))  # type: ignore[call-overload]
+        row["caught_rate"] = _rate(int(row["caught"]), int(row["n"]))
+        row["criterion_rate"] = _rate(int(row["by_criterion"]), int(row["n"]))
     n_planted = sum(v[0] for v in per_criterion.values())
-    caught = sum(v[1] for v in per_criterion.values())
+    caught_total = sum(v[1] for v in per_criterion.values())
     return {
-        "suite": str(src), "embedder": result.embedder, "planted": n_planted, "caught": caught,
-        "caught_rate": _rate(caught, n_planted),
+        "suite": str(src), "embedder": result.embedder, "planted": n_planted, "caught": caught_total,
+        "caught_rate": _rate(caught_total, n_planted),
         "per_criterion": {c: {"n": n, "caught": k, "caught_rate": _rate(k, n)}
                           for c, (n, k) in per_criterion.items()},
         "per_defect": per_defect_rows,

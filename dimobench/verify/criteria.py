@@ -32,14 +32,17 @@ Scorer = Callable[[ItemView, SuiteContext], CriterionResult]
 
 
 def ok(explanation: str) -> CriterionResult:
+    """A passing criterion result with ``explanation``."""
     return CriterionResult(verdict="ACCEPT", explanation=explanation)
 
 
 def reject(problems: list[str], fixable: bool = False) -> CriterionResult:
+    """A failing criterion result listing ``problems``; ``fixable`` marks ones a rewrite may repair."""
     return CriterionResult(verdict="REJECT", explanation="; ".join(problems), fixable=fixable)
 
 
 def unscored(why: str) -> CriterionResult:
+    """A criterion result for an item the criterion could not judge, saying ``why``."""
     return CriterionResult(verdict="UNSCORED", explanation=why)
 
 

@@ -70,9 +70,11 @@ class SuiteContext:
 
     @property
     def thresholds(self) -> Thresholds:
+        """The similarity cut-offs tuned for this embedder (the hashing ones for an unknown embedder)."""
         return THRESHOLDS.get(self.embedder.name, THRESHOLDS[HASHING])
 
     def entry(self, trait_id: str | None) -> TraitEntry | None:
+        """The catalog entry of ``trait_id``, or None when there is no id or the catalog lacks it (imports)."""
         try:
             return self.catalog.trait(trait_id) if trait_id else None
         except KeyError:
@@ -96,11 +98,13 @@ class ItemView:
 
     @property
     def gold_index(self) -> int | None:
+        """The gold option's index, or None when the item has none or it is out of range."""
         i = self.item.answer_index
         return i if i is not None and 0 <= i < len(self.item.options) else None
 
     @property
     def gold_state(self) -> str | None:
+        """The state the gold option shows, or None when there is no gold or it shows no known state."""
         i = self.gold_index
         return self.option_states[i] if i is not None else None
 

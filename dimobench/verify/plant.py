@@ -31,6 +31,7 @@ class Planter:
 
     @classmethod
     def of(cls, suite: Suite, seed: int) -> Planter:
+        """Index ``suite`` for planting; ``seed`` seeds every random choice the planters make."""
         schedules = {s.persona_id: s for s in suite.schedules}
         turns: dict[str, list[Turn]] = {}
         for t in suite.dialogues:
@@ -41,6 +42,7 @@ class Planter:
 
     def kind_turns(self, q: QAItem, kinds: tuple[str, ...], upto: int, trait: str | None = None,
                    state: str | None = None, other_trait: bool = False) -> list[int]:
+        """Turns up to ``upto`` of ``kinds``; of ``trait`` (``other_trait``: of any other) and ``state`` if given."""
         out = []
         for t in self.turns.get(q.persona_id, []):
             a = t.annotation
@@ -54,21 +56,25 @@ class Planter:
         return out
 
     def phrase(self, q: QAItem, state: str, pool: str, avoid: list[str]) -> str | None:
+        """A random catalog text of ``state`` from ``pool`` that is not in ``avoid``; None when none is left."""
         entry = self.catalog.trait(q.trait_id or "")
         st = next(s for s in entry.states if s.state_id == state)
         texts = [x for x in getattr(st, pool) if x.lower() not in {a.lower() for a in avoid}]
         return self.rng.choice(texts) if texts else None
 
     def pool_of(self, q: QAItem) -> str:
+        """The catalog pool (``answers`` or ``recommendations``) the gold option comes from."""
         entry = self.catalog.trait(q.trait_id or "")
         gold = q.options[q.answer_index or 0]
         return "recommendations" if any(gold in s.recommendations for s in entry.states) else "answers"
 
     def state_of(self, q: QAItem, i: int) -> str | None:
+        """The catalog state whose texts hold option ``i``, or None for a text outside the trait's pools."""
         entry = self.catalog.trait(q.trait_id or "")
         return next((s.state_id for s in entry.states if q.options[i] in s.answers + s.recommendations), None)
 
     def maker(self, persona_id: str) -> QuestionMaker:
+        """A question maker for ``persona_id`` sharing this planter's plan, index and random stream."""
         return QuestionMaker(self.catalog, self.plans[persona_id], self.index[persona_id], self.rng)
 
 
@@ -84,22 +90,26 @@ def _last(turns: list[int], k: int = 3) -> list[int]:
 
 
 def evidence_after_question(q: QAItem, p: Planter) -> QAItem | None:
+    """Evidence moved to cues of the gold state that come after the question is asked."""
     gold = p.state_of(q, q.answer_index or 0)
     later = [n for n in p.kind_turns(q, ("cue",), 10**9, q.trait_id, gold) if n > q.ask_turn]
     return q.model_copy(update={"evidence_turns": later[:3]}) if later else None
 
 
 def evidence_filler(q: QAItem, p: Planter) -> QAItem | None:
+    """Evidence replaced by filler turns, which show no state."""
     fill = p.kind_turns(q, ("filler",), q.ask_turn)
     return q.model_copy(update={"evidence_turns": _last(fill)}) if fill else None
 
 
 def evidence_other_trait(q: QAItem, p: Planter) -> QAItem | None:
+    """Evidence replaced by cues of another trait."""
     other = p.kind_turns(q, ("cue",), q.ask_turn, q.trait_id, other_trait=True)
     return q.model_copy(update={"evidence_turns": _last(other)}) if other else None
 
 
 def gold_to_stale(q: QAItem, p: Planter) -> QAItem | None:
+    """Gold and stale options swapped, with evidence showing the stale state."""
     if q.stale_index is None or q.answer_index is None:
         return None
     stale_state = p.state_of(q, q.stale_index)
@@ -128,6 +138,7 @@ def gold_before_change(q: QAItem, p: Planter) -> QAItem | None:
 
 
 def question_state_words(q: QAItem, p: Planter) -> QAItem | None:
+    """The question reworded to name the gold state (its description or its id)."""
     plan = p.plans[q.persona_id]
     gold = p.state_of(q, q.answer_index or 0)
     if gold is None:
@@ -140,6 +151,7 @@ def question_state_words(q: QAItem, p: Planter) -> QAItem | None:
 
 
 def option_sentiment(q: QAItem, p: Planter) -> QAItem | None:
+    """Feelings named in the options: the gold one "loves" its answer, and sometimes a wrong one "hates"."""
     if q.answer_index is None:
         return None
     options = list(q.options)
@@ -152,6 +164,7 @@ def option_sentiment(q: QAItem, p: Planter) -> QAItem | None:
 
 
 def two_gold_options(q: QAItem, p: Planter) -> QAItem | None:
+    """A spare distractor replaced by another phrasing of the gold state, so two options are right."""
     gold = p.state_of(q, q.answer_index or 0)
     spare = [i for i in range(len(q.options)) if i not in (q.answer_index, q.stale_index, q.confounder_index)]
     text = p.phrase(q, gold, p.pool_of(q), q.options) if gold else None
@@ -166,6 +179,7 @@ def two_gold_options(q: QAItem, p: Planter) -> QAItem | None:
 
 
 def near_duplicate_option(q: QAItem, p: Planter) -> QAItem | None:
+    """A spare distractor replaced by a near copy of the gold text."""
     spare = [i for i in range(len(q.options)) if i not in (q.answer_index, q.stale_index, q.confounder_index)]
     if not spare or q.answer_index is None:
         return None
@@ -180,6 +194,7 @@ def near_duplicate_option(q: QAItem, p: Planter) -> QAItem | None:
 
 
 def gold_much_longer(q: QAItem, p: Planter) -> QAItem | None:
+    """The gold option padded with a long tail, so its length gives it away."""
     if q.answer_index is None:
         return None
     tails = [", which fits everything they have described over the past several weeks of conversation",
@@ -191,6 +206,7 @@ def gold_much_longer(q: QAItem, p: Planter) -> QAItem | None:
 
 
 def stability_on_drifting_trait(q: QAItem, p: Planter) -> QAItem | None:
+    """A ``stability`` question remade about a trait that drifts."""
     if q.qa_type != "stability":
         return None
     plan = p.plans[q.persona_id]
@@ -206,6 +222,7 @@ def stability_on_drifting_trait(q: QAItem, p: Planter) -> QAItem | None:
 
 
 def temporal_before_change(q: QAItem, p: Planter) -> QAItem | None:
+    """A ``temporal`` question moved to before its trait's first change."""
     if q.qa_type != "temporal":
         return None
     plan = p.plans[q.persona_id]
@@ -218,11 +235,13 @@ def temporal_before_change(q: QAItem, p: Planter) -> QAItem | None:
 
 
 def type_relabelled(q: QAItem, p: Planter) -> QAItem | None:
+    """The ``current_state`` and ``inference`` labels swapped."""
     swap = {"current_state": "inference", "inference": "current_state"}
     return q.model_copy(update={"qa_type": swap[q.qa_type]}) if q.qa_type in swap else None
 
 
 def evidence_confounder(q: QAItem, p: Planter) -> QAItem | None:
+    """Evidence replaced by entity or decoy confounder turns (those showing the gold state when any do)."""
     gold = p.state_of(q, q.answer_index or 0)
     same = p.kind_turns(q, ("entity", "decoy"), q.ask_turn, q.trait_id, gold)
     turns = same or p.kind_turns(q, ("entity", "decoy"), q.ask_turn, q.trait_id)
@@ -230,6 +249,7 @@ def evidence_confounder(q: QAItem, p: Planter) -> QAItem | None:
 
 
 def gold_to_confounder(q: QAItem, p: Planter) -> QAItem | None:
+    """Gold and confounder options swapped, with the confounder turns of that state as evidence."""
     if q.confounder_index is None or q.answer_index is None:
         return None
     state = p.state_of(q, q.confounder_index)

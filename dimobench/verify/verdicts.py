@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from dimobench.suite.io import atomic_write_text, sha256_file, write_jsonl
 from dimobench.suite.load import Suite, counts, load_suite
-from dimobench.suite.schema import CriterionResult, QAItem, Turn, VerdictRecord, VerifierInfo
+from dimobench.suite.schema import CriterionResult, QAItem, Turn, Verdict, VerdictRecord, VerifierInfo
 from dimobench.verify.criteria import CRITERIA
 from dimobench.verify.embed import Embedder
 from dimobench.verify.offline import THRESHOLDS, SuiteContext, analyse, build_context
@@ -42,7 +42,7 @@ class VerifyResult(BaseModel):
         return summarise(self.verdicts, suite.qa if suite else [])
 
 
-def item_verdict(results: dict[str, CriterionResult]) -> str:
+def item_verdict(results: dict[str, CriterionResult]) -> Verdict:
     """ACCEPT if every criterion accepts; REJECT if any rejection is not fixable by rewording; else REVISE
     (fixable rejections, or criteria that could not be scored and need another look)."""
     verdicts = [r.verdict for r in results.values()]
@@ -70,7 +70,7 @@ def judge(item: QAItem, ctx: SuiteContext, only: list[str], info: VerifierInfo) 
             results[name] = CRITERIA[name](view, ctx)
         except Exception as exc:  # noqa: BLE001 - one broken item must not stop the run or pass silently
             results[name] = CriterionResult(verdict="UNSCORED", explanation=f"scorer failed: {exc!r}")
-    return VerdictRecord(qa_id=item.qa_id, verdict=item_verdict(results),  # type: ignore[arg-type]
+    return VerdictRecord(qa_id=item.qa_id, verdict=item_verdict(results),
                          criteria=results, verifier=info)
 
 

@@ -24,9 +24,9 @@ try:
     WEIGHTS = (_CFG.w_dense, _CFG.w_lexical, _CFG.w_topic, _CFG.bm25_half, _CFG.topic_temperature)
     SOURCE = "precomem"
 except ImportError:  # pragma: no cover - precomem ships with dimobench; kept for a stripped install
-    from dimobench.evaluate.embed import tokenize  # type: ignore[assignment]
+    from dimobench.evaluate.embed import tokenize
 
-    PROTOTYPES = {}  # type: ignore[assignment]
+    PROTOTYPES = {}
     WEIGHTS = (0.5, 0.3, 0.2, 4.0, 0.05)
     SOURCE = "local"
 
@@ -37,12 +37,15 @@ except ImportError:  # pragma: no cover - precomem ships with dimobench; kept fo
             self.k1, self.b, self.docs = k1, b, {}  # type: ignore[var-annotated]
 
         def add(self, doc: int, tokens: list[str]) -> None:
+            """Index ``doc`` by its term counts (replacing any earlier entry for it)."""
             self.docs[doc] = Counter(tokens)
 
         def remove(self, doc: int) -> None:
+            """Drop ``doc`` from the index; unknown ids are ignored."""
             self.docs.pop(doc, None)
 
         def scores(self, query: list[str], n_docs: int) -> np.ndarray:
+            """BM25 score of every doc id ``0..n_docs-1`` for ``query`` (0 for ids not indexed)."""
             out = np.zeros(n_docs, dtype=np.float32)
             if not self.docs:
                 return out

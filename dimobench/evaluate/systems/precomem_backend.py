@@ -46,6 +46,7 @@ class AgentBackend:
 
     @property
     def spec(self) -> str:
+        """The ``--agents`` backend as ``provider/model``, recorded with the run."""
         return self._spec
 
     def resolve(self) -> ChatLLM:
@@ -63,7 +64,7 @@ class AgentBackend:
         llm = self.resolve()
         request = Request(messages=[Message(**m) for m in messages], response_model=schema,
                           temperature=TEMPERATURE, seed=SEED, max_tokens=MAX_TOKENS, item=f"precomem/{schema.__name__}")
-        return self.ledger.call(llm, request).parsed  # type: ignore[no-any-return]
+        return self.ledger.call(llm, request).parsed
 
     def render_prompt(self, name: str, **variables: object) -> str:
         """The prompt file ``name`` from dimobench's ``prompts/``, rendered strictly."""

@@ -32,6 +32,8 @@ KIND_WEIGHTS = {"chatter": 0.4, "entity": 0.4, "decoy": 0.2}
 
 
 class Inputs(BaseModel):
+    """What stage 4 reads: the catalog, personas, schedules, stage 3's turns and the user texts it used."""
+
     catalog: Catalog
     personas: list[Persona]
     schedules: list[Schedule]
@@ -40,10 +42,13 @@ class Inputs(BaseModel):
 
 
 class Output(BaseModel):
+    """Stage 4's result: every persona's turns, some fillers now confounders."""
+
     turns: list[Turn]
 
 
 def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
+    """Replace a ``cfg.confounder_rate`` share of each persona's turns, drawn from its fillers, with confounders."""
     by_persona = turns_by_persona(inputs.turns)
     out: list[Turn] = []
     for persona, schedule in zip(inputs.personas, inputs.schedules, strict=True):

@@ -31,18 +31,23 @@ FORCED_EVERY = 5
 
 
 class Inputs(BaseModel):
+    """What stage 3 reads: the catalog, and every persona with its drift schedule."""
+
     catalog: Catalog
     personas: list[Persona]
     schedules: list[Schedule]
 
 
 class Output(BaseModel):
+    """Stage 3's result: every persona's turns, each a cue or a filler."""
+
     turns: list[Turn]
     used_user: dict[str, list[str]]
     """Per persona, user texts already used (stage 4 keeps confounders distinct from them)."""
 
 
 def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
+    """Write ``cfg.turns`` turns per persona, each a cue or a filler as the latent plan and the cue rates decide."""
     turns: list[Turn] = []
     used: dict[str, list[str]] = {}
     for persona, schedule in zip(inputs.personas, inputs.schedules, strict=True):

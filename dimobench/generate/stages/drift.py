@@ -28,10 +28,14 @@ STABLE_TRAITS_MIN = 2
 
 
 class Inputs(BaseModel):
+    """What stage 2 reads: the personas from stage 1."""
+
     personas: list[Persona]
 
 
 class Output(BaseModel):
+    """Stage 2's result: one drift schedule (drifts and phase spans) per persona."""
+
     schedules: list[Schedule]
 
 

@@ -22,6 +22,8 @@ son daughter husband wife niece nephew stepbrother stepsister boyfriend girlfrie
 
 
 class Output(BaseModel):
+    """Stage 1's result: the drawn personas."""
+
     personas: list[Persona]
 
 

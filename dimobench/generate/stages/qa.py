@@ -25,6 +25,8 @@ CONFIG_FIELDS = ("seed", "qa", "turns", "generator")
 
 
 class Inputs(BaseModel):
+    """What stage 5 reads: the catalog, personas, schedules and the final turns (confounders included)."""
+
     catalog: Catalog
     personas: list[Persona]
     schedules: list[Schedule]
@@ -32,6 +34,8 @@ class Inputs(BaseModel):
 
 
 class Output(BaseModel):
+    """Stage 5's result: every persona's questions with their gold answers."""
+
     qa: list[QAItem]
 
 

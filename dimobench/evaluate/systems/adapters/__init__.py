@@ -61,7 +61,7 @@ def load_adapter(name: str, memory_llm: dict[str, Any] | None = None) -> Callabl
             raise SystemFailure(f"system {name!r}: {exc}") from None
     module_name, _, attr = spec.partition(":")
     cls = getattr(importlib.import_module(module_name), attr)
-    return cls if llm is None else partial(cls, llm)  # type: ignore[no-any-return]
+    return cls if llm is None else partial(cls, llm)
 
 
 def minilm_path() -> str:

@@ -71,13 +71,13 @@ def _dated(today: str, timestamp: str) -> Iterator[None]:
     """mem0's extraction prompt with the turn's date as today's and its timestamp as the observation date."""
     import mem0.memory.main as mem0_main
 
-    real = mem0_main.generate_additive_extraction_prompt  # type: ignore[attr-defined]
-    mem0_main.generate_additive_extraction_prompt = functools.partial(  # type: ignore[attr-defined]
+    real = mem0_main.generate_additive_extraction_prompt
+    mem0_main.generate_additive_extraction_prompt = functools.partial(
         real, current_date=today, timestamp=timestamp)
     try:
         yield
     finally:
-        mem0_main.generate_additive_extraction_prompt = real  # type: ignore[attr-defined]
+        mem0_main.generate_additive_extraction_prompt = real
 
 
 class Mem0Full(Mem0Raw):

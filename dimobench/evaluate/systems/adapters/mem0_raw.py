@@ -37,7 +37,7 @@ def _no_spacy_download() -> None:
     if importlib.util.find_spec("spacy") is not None and importlib.util.find_spec("en_core_web_sm") is None:
         import mem0.utils.spacy_models as spacy_models
 
-        spacy_models._load_failed_full = spacy_models._load_failed_lemma = True  # type: ignore[attr-defined]
+        spacy_models._load_failed_full = spacy_models._load_failed_lemma = True
 
 
 def open_memory(root: str, llm_config: dict[str, Any]) -> Any:
@@ -50,7 +50,7 @@ def open_memory(root: str, llm_config: dict[str, Any]) -> Any:
     from mem0 import Memory
 
     # mem0 may have been imported before the variable was set; its flag is a module global
-    mem0_telemetry.MEM0_TELEMETRY = mem0_main.MEM0_TELEMETRY = False  # type: ignore[attr-defined]
+    mem0_telemetry.MEM0_TELEMETRY = mem0_main.MEM0_TELEMETRY = False
     _no_spacy_download()
 
     logging.getLogger("mem0").setLevel(logging.ERROR)  # "faiss has no keyword search", "resetting" ...

@@ -1,0 +1,75 @@
+"""Check the catalog's wording against the validity rules: prints every problem, exit 1 if any.
+
+A suite can be answered by matching words when an option shares words with the cues of its own state (the
+audit's bag-of-words shortcut), and a state's options can only be balanced when the trait has four states. For
+each topic file given (default: all of ``data/topics/``) this reports:
+
+- a trait with fewer than four states;
+- an option text (``answers`` or ``recommendations``) sharing a stemmed content word with any cue (user side) of
+  its own state, naming the words;
+- a cue (user side) sharing a stemmed content word with its own state's description;
+- the catalog schema's own problems (``dimobench.catalog.check_topic``).
+
+Run: ``.venv/bin/python scripts/check_catalog_words.py [data/topics/food.json ...] [--cues]`` (``--cues`` also
+reports cue/description overlaps, which older states still have).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from dimobench.audit.items import stems
+from dimobench.catalog import TopicEntry, check_topic
+
+SLOT_WORDS = {"friend", "friend2", "weekday", "time_of_day", "clock", "city", "number", "month", "name"}
+
+
+def _words(text: str) -> set[str]:
+    return set(stems(text.replace("{", " ").replace("}", " "))) - SLOT_WORDS
+
+
+def problems(path: Path, with_cues: bool) -> list[str]:
+    """Every rule broken in one topic file."""
+    topic = TopicEntry.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    out = [f"{path.name}: {p}" for p in check_topic(topic)]
+    for trait in topic.traits:
+        if len(trait.states) < 4:
+            out.append(f"{path.name}: {trait.trait_id}: {len(trait.states)} states (needs 4)")
+        for state in trait.states:
+            cue_words: set[str] = set()
+            for cue in state.cues:
+                cue_words |= _words(cue.user)
+            for pool in ("answers", "recommendations"):
+                for text in getattr(state, pool):
+                    shared = _words(text) & cue_words
+                    if shared:
+                        out.append(f"{path.name}: {trait.trait_id}/{state.state_id} {pool} {text!r} shares "
+                                   f"{sorted(shared)} with its cues")
+            if with_cues:
+                desc = _words(state.description)
+                for cue in state.cues:
+                    shared = _words(cue.user) & desc
+                    if shared:
+                        out.append(f"{path.name}: {trait.trait_id}/{state.state_id} cue {cue.user!r} shares "
+                                   f"{sorted(shared)} with the description")
+    return out
+
+
+def main() -> None:
+    """Check the files named on the command line (default: every topic file)."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("files", nargs="*", type=Path)
+    ap.add_argument("--cues", action="store_true", help="also report cues sharing words with the description")
+    args = ap.parse_args()
+    root = Path(__file__).resolve().parents[1] / "data" / "topics"
+    files = args.files or sorted(root.glob("*.json"))
+    found = [p for f in files for p in problems(f, args.cues)]
+    print("\n".join(found) if found else f"{len(files)} topic file(s): no problem")
+    sys.exit(1 if found else 0)
+
+
+if __name__ == "__main__":
+    main()
