@@ -31,6 +31,25 @@ def total_turns(suite: Suite) -> int:
     return max((t.turn for t in suite.dialogues), default=0)
 
 
+def scope_phases(rows: Sequence[dict[str, Any]], suite: Suite) -> list[dict[str, Any]]:
+    """Rows whose ``phase`` counts only where the phase is about their trait (DESIGN.md, validity rules).
+
+    A transition, post_change or maintenance phase is defined by one drift; a question on another trait asked
+    then measures nothing about that drift, so it is counted as ``unaffected``. Stable-phase questions, and
+    every question of a suite without schedules (imports), keep their phase.
+    """
+    spans = {s.persona_id: (s.phases, {d.drift_id: d.trait_id for d in s.drifts}) for s in suite.schedules}
+    out = []
+    for r in rows:
+        phases, traits = spans.get(r.get("persona_id", ""), ([], {}))
+        span = next((p for p in phases if p.start_turn <= r["ask_turn"] <= p.end_turn), None)
+        if span is None or span.phase == "stable" or traits.get(span.drift_id or "") == r.get("trait_id"):
+            out.append(r)
+        else:
+            out.append({**r, "phase": "unaffected"})
+    return out
+
+
 def _r(x: float | None, nd: int = 4) -> float | None:
     return None if x is None else round(float(x), nd)
 
@@ -45,10 +64,10 @@ def memory_curve(memory: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"turn": t, **{k: round(mean(v), 4) for k, v in sorted(f.items())}} for t, f in sorted(by_turn.items())]
 
 
-def figures(run: SystemRun, suite: Suite, window: int) -> dict[str, Any]:
-    """Every figure of one system on one suite (no intervals)."""
-    rows, total = run.answers, total_turns(suite)
-    rec = sc.recovery_turns(rows, change_points(suite), total, window)
+def figures(run: SystemRun, suite: Suite, window: int, levels: list[float | None] | None = None) -> dict[str, Any]:
+    """Every figure of one system on one suite (no intervals); ``levels``: the common recovery targets."""
+    rows, total = scope_phases(run.answers, suite), total_turns(suite)
+    rec = sc.recovery_turns(rows, change_points(suite), total, window, levels=levels)
     found = [x for x in rec if x is not None]
     fig = {
         "n": len(sc.scored(rows)), "overall": _r(sc.accuracy(rows)),
@@ -98,11 +117,20 @@ def _evidence_recall(run: SystemRun) -> dict[str, Any]:
     return out
 
 
+def _recovery_levels(runs: dict[str, list[SystemRun]], suites: dict[str, Suite]) -> dict[str, list[float | None]]:
+    """Per suite, the common recovery level of each change point (empty when the oracle did not run)."""
+    if "oracle" not in runs:
+        return {}
+    none = {r.suite: r.answers for r in runs.get("none", [])}
+    return {r.suite: sc.recovery_levels(r.answers, none.get(r.suite), change_points(suites[r.suite]),
+                                        total_turns(suites[r.suite])) for r in runs["oracle"]}
+
+
 def _add_normalized(systems: dict[str, dict[str, Any]]) -> None:
     none, oracle = systems.get("none"), systems.get("oracle")
     for fig in systems.values():
-        fig["normalized"] = _r(sc.normalized(fig.get("overall"), none and none.get("overall"),
-                                             oracle and oracle.get("overall")))
+        fig["normalized"] = _r(sc.normalized(fig.get("overall"), none.get("overall") if none else None,
+                                             oracle.get("overall") if oracle else None))
 
 
 def _intervals(rows: list[dict[str, Any]], n: int, seed: int) -> dict[str, Any]:
@@ -145,9 +173,14 @@ def build_report(runs: dict[str, list[SystemRun]], suites: dict[str, Suite], con
                  window: int, bootstrap: int, seed: int) -> dict[str, Any]:
     """The report.json structure: ``systems`` (mean over suites + intervals), ``suites`` (each alone), ``config``."""
     per_suite: dict[str, dict[str, dict[str, Any]]] = {}
+    levels = _recovery_levels(runs, suites)
+    config["recovery_level"] = (f"none + {sc.RECOVERY_SHARE} x (oracle - none) on the changed trait"
+                                if levels else "each system's own final plateau minus 0.05 (run oracle for a "
+                                               "common level)")
     for system, rs in runs.items():
         for run in rs:
-            per_suite.setdefault(run.suite, {})[system] = figures(run, suites[run.suite], window)
+            per_suite.setdefault(run.suite, {})[system] = figures(run, suites[run.suite], window,
+                                                                  levels.get(run.suite))
     for systems in per_suite.values():
         _add_normalized(systems)
     top: dict[str, dict[str, Any]] = {}
@@ -158,7 +191,7 @@ def build_report(runs: dict[str, list[SystemRun]], suites: dict[str, Suite], con
         else:
             agg = _mean_std(figs)
             agg["recovery_turns"] = [x for f in figs for x in f["recovery_turns"]]
-        rows = [a for r in rs for a in r.answers]
+        rows = [a for r in rs for a in scope_phases(r.answers, suites[r.suite])]
         agg.update(llm_figures(rows))  # pooled over suites, not averaged
         agg.update(_intervals(rows, bootstrap, seed))
         agg["higher_is_better"] = sc.HIGHER_IS_BETTER

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 Row = dict[str, Any]
-METRIC_VERSION = "1"
+METRIC_VERSION = "2"
+"""2: ``by_phase`` counts a drift phase only for questions on the drifting trait (others: ``unaffected``)."""
 HIGHER_IS_BETTER = {"overall": True, "plateau": True, "normalized": True, "stale_rate": False,
                     "confounder_rate": False, "recovery_turns": False}
 
@@ -72,8 +73,13 @@ def plateau(rows: Sequence[Row], total_turns: int, share: float = 0.2) -> float 
 
 
 def recovery_turns(rows: Sequence[Row], change_points: Sequence[dict[str, Any]], total_turns: int,
-                   window: int = 50, tolerance: float = 0.05) -> list[int | None]:
+                   window: int = 50, tolerance: float = 0.05,
+                   levels: Sequence[float | None] | None = None) -> list[int | None]:
     """Turns from each change point until accuracy on that trait recovers.
+
+    ``levels`` (one per change point, see :func:`recovery_levels`) is the accuracy to reach, the same for every
+    system; without it each system's own final plateau minus ``tolerance`` is the target, as below, which lets a
+    system that plateaus low "recover" early.
 
     For a change point ``{persona_id, trait_id, turn, next_turn}`` (``next_turn``: the trait's next change
     point or the end), take that persona's questions on that trait. The target is their accuracy in the last
@@ -83,11 +89,15 @@ def recovery_turns(rows: Sequence[Row], change_points: Sequence[dict[str, Any]],
     skipped; questions after ``next_turn`` never count), or None when no window before ``next_turn`` reaches it.
     """
     out: list[int | None] = []
-    for cp in change_points:
+    for i, cp in enumerate(change_points):
         mine = [r for r in scored(rows) if r["persona_id"] == cp["persona_id"] and r["trait_id"] == cp["trait_id"]]
-        final = plateau(mine, total_turns)
-        if final is None:
-            final = plateau([r for r in rows if r["persona_id"] == cp["persona_id"]], total_turns)
+        if levels is not None:
+            target = levels[i]
+            final = None if target is None else target + tolerance
+        else:
+            final = plateau(mine, total_turns)
+            if final is None:
+                final = plateau([r for r in rows if r["persona_id"] == cp["persona_id"]], total_turns)
         if final is None:
             out.append(None)
             continue
@@ -101,6 +111,31 @@ def recovery_turns(rows: Sequence[Row], change_points: Sequence[dict[str, Any]],
                 break
             start = end + 1
         out.append(found)
+    return out
+
+
+RECOVERY_SHARE = 0.5
+"""Recovered means closing this share of the gap between ``none`` and ``oracle`` on the changed trait."""
+
+
+def recovery_levels(oracle: Sequence[Row], none: Sequence[Row] | None, change_points: Sequence[dict[str, Any]],
+                    total_turns: int) -> list[float | None]:
+    """Per change point, the accuracy every system must reach on that trait to count as recovered.
+
+    ``none + RECOVERY_SHARE * (oracle - none)`` of the two reference systems' plateaus (accuracy on the trait's
+    questions in the last 20% of the timeline; the whole timeline when none falls there); without ``none`` rows,
+    ``RECOVERY_SHARE * oracle``.
+    """
+    def level(rows: Sequence[Row], cp: dict[str, Any]) -> float | None:
+        mine = [r for r in scored(rows) if r["persona_id"] == cp["persona_id"] and r["trait_id"] == cp["trait_id"]]
+        got = plateau(mine, total_turns)
+        return got if got is not None else accuracy(mine)
+
+    out: list[float | None] = []
+    for cp in change_points:
+        top = level(oracle, cp)
+        low = level(none, cp) if none is not None else 0.0
+        out.append(None if top is None or low is None else round(low + RECOVERY_SHARE * (top - low), 4))
     return out
 
 
