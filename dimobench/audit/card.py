@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-DEFAULT_GATES = {"no_context": 0.30, "bow_window": 0.35, "recent_mention": 0.35, "flagged_items": 0,
-                 "lint_findings": 0}
+DEFAULT_GATES = {"no_context": 0.30, "bow_window": 0.35, "recent_mention": 0.35, "bow_window_inverse": 0.35,
+                 "recent_mention_inverse": 0.35, "flagged_items": 0, "lint_findings": 0}
 """Upper bounds: the strongest no-context attack, each shortcut baseline, flagged items, text lints."""
 
 
@@ -17,7 +17,7 @@ class Score(BaseModel):
     accuracy: float | None
     """Mean credit per item (ties shared); None when no item has options."""
     ci: tuple[float, float] | None = None
-    """Wilson 95% interval."""
+    """95% interval resampling persona x trait units (see :func:`dimobench.audit.items.cluster_interval`)."""
     n: int = 0
 
 

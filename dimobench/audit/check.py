@@ -11,7 +11,7 @@ from dimobench.audit.attacks import attacks, run_attack
 from dimobench.audit.card import DEFAULT_GATES, AuditReport, Score, check_gates, markdown
 from dimobench.audit.diversity import diversity, lints
 from dimobench.audit.flags import FLAGS, suite_flags
-from dimobench.audit.items import Item, chance, items_of, wilson
+from dimobench.audit.items import Item, chance, cluster_interval, items_of, unit
 from dimobench.audit.shortcuts import run_shortcuts
 from dimobench.catalog import load_catalog
 from dimobench.suite.io import atomic_write_text
@@ -28,10 +28,11 @@ def _keys(paths: Sequence[Path]) -> list[str]:
     return keys
 
 
-def _score(name: str, describe: str, credits: list[float]) -> Score:
+def _score(name: str, describe: str, credits: list[float], items: Sequence[Item]) -> Score:
     n = len(credits)
     acc = round(sum(credits) / n, 4) if n else None
-    return Score(name=name, describe=describe, accuracy=acc, ci=wilson(sum(credits), n), n=n)
+    return Score(name=name, describe=describe, accuracy=acc, ci=cluster_interval(credits, [unit(it) for it in items]),
+                 n=n)
 
 
 def audit_suites(paths: Sequence[str | Path], train: Sequence[str | Path] = (), against: Sequence[str | Path] = (),
@@ -50,9 +51,9 @@ def audit_suites(paths: Sequence[str | Path], train: Sequence[str | Path] = (), 
                                         for k, p in zip(_keys(train_paths), train_paths, strict=True)]
     items: list[Item] = items_of(suites)
     train_items = items_of(trained) if trained else None
-    scored = [_score(a.name, a.describe, run_attack(a, items, train_items)) for a in attacks()]
+    scored = [_score(a.name, a.describe, run_attack(a, items, train_items), items) for a in attacks()]
     strongest = max((s for s in scored if s.accuracy is not None), key=lambda s: s.accuracy or 0.0, default=None)
-    shortcuts = [_score(k, "", v) for k, v in run_shortcuts(suites, items).items()]
+    shortcuts = [_score(k, "", v, items) for k, v in run_shortcuts(suites, items).items()]
     catalog = load_catalog()
     flagged: dict[str, list[str]] = {}
     planned = False

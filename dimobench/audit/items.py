@@ -2,12 +2,15 @@
 
 An attack gives each option a score; the item counts as answered by the attack with the share of the top-scoring
 options that are gold (a tie between the gold and one wrong option counts one half), so no attack gains from a
-lucky tie-break and the figures are deterministic. Intervals are Wilson's 95% score interval.
+lucky tie-break and the figures are deterministic.
+
+Intervals resample whole units of one persona's questions on one trait (:func:`cluster_interval`): those share
+their gold state for long stretches, so they are not independent, and an interval over single items would claim
+a precision the suite does not have.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -77,14 +80,30 @@ def credit(scores: Sequence[float], gold: int) -> float:
     return 1.0 / len(top) if gold in top else 0.0
 
 
-def wilson(successes: float, n: int, z: float = 1.96) -> tuple[float, float] | None:
-    """Wilson score interval of a proportion (None for no items)."""
-    if n == 0:
+def unit(it: Item) -> tuple[str, str, str]:
+    """The resampling unit of an item: its suite, persona and trait."""
+    return it.suite, it.persona_id, it.qa.trait_id or ""
+
+
+def cluster_interval(credits: Sequence[float], units: Sequence[tuple[str, str, str]], n_boot: int = 1000,
+                     seed: int = 0) -> tuple[float, float] | None:
+    """95% percentile interval of the mean credit, resampling units (persona x trait) with replacement."""
+    import numpy as np
+
+    if not credits:
         return None
-    p = successes / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)
+    keys = sorted(set(units))
+    index = {k: i for i, k in enumerate(keys)}
+    sums = np.zeros(len(keys))
+    counts = np.zeros(len(keys))
+    for c, u in zip(credits, units, strict=True):
+        sums[index[u]] += c
+        counts[index[u]] += 1
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, len(keys), size=(n_boot, len(keys)))
+    means = sums[draws].sum(axis=1) / np.maximum(counts[draws].sum(axis=1), 1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return round(float(low), 4), round(float(high), 4)
 
 
 def chance(items: Sequence[Item]) -> float | None:

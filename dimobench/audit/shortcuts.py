@@ -4,9 +4,11 @@ A memory benchmark should not be answerable by matching words. These two read on
 question's ``ask_turn``, as any system may, and pick by word overlap:
 
 - ``bow_window``: the option sharing the most stemmed content words with the last ``window`` user turns;
-- ``recent_mention``: the option whose words were mentioned most recently (ties: more words shared).
+- ``recent_mention``: the option whose words were mentioned most recently (ties: more words shared);
+- ``*_inverse``: the same, picking the option the dialogue repeats least (a suite whose options avoid their own
+  cues' words could leak that way instead).
 
-If either comes near the memory systems, the suite measures keyword matching, not memory.
+If any comes near the memory systems, the suite measures keyword matching, not memory.
 """
 
 from __future__ import annotations
@@ -60,5 +62,9 @@ def recent_mention(dialogue: Dialogue, it: Item) -> list[float]:
 def run_shortcuts(suites: Sequence[tuple[str, Suite]], items: Sequence[Item]) -> dict[str, list[float]]:
     """Credit per item for each shortcut baseline."""
     dialogue = Dialogue(suites)
-    return {"bow_window": [credit(bow_window(dialogue, it), it.gold) for it in items],
-            "recent_mention": [credit(recent_mention(dialogue, it), it.gold) for it in items]}
+    out: dict[str, list[float]] = {}
+    for name, fn in (("bow_window", bow_window), ("recent_mention", recent_mention)):
+        scores = [fn(dialogue, it) for it in items]
+        out[name] = [credit(s, it.gold) for s, it in zip(scores, items, strict=True)]
+        out[f"{name}_inverse"] = [credit([-x for x in s], it.gold) for s, it in zip(scores, items, strict=True)]
+    return out

@@ -19,7 +19,7 @@ def audit(
         help="Suites whose user turns this one should not repeat verbatim.")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Write audit.json and audit.md here.")] = None,
     gate: Annotated[Optional[list[str]], typer.Option(
-        help="Override a gate, NAME=LIMIT (no_context, bow_window, recent_mention, flagged_items, "
+        help="Override a gate, NAME=LIMIT (no_context, bow_window, recent_mention, their _inverse, flagged_items, "
              "lint_findings).")] = None,
 ) -> None:
     """Attack the suites: no-context priors, word-overlap shortcuts, per-item flags, lints, diversity."""

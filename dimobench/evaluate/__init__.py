@@ -1,4 +1,4 @@
-"""Evaluating memory systems on drift suites: adapter contract, built-in systems, answerer, harness, metrics."""
+"""Evaluating memory systems on drift suites: the system protocol, built-in systems, answerer, harness, metrics."""
 
 from __future__ import annotations
 

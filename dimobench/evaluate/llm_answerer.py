@@ -8,7 +8,7 @@ out of range is schema-invalid and retried like truncated JSON). With ``--free-t
 writes a one-sentence answer, which the :class:`~dimobench.evaluate.judges.JudgePanel` grades.
 
 Calls go through the backends (structured output, tenacity retries honouring Retry-After, the shared reply
-cache) at temperature 0 with a fixed seed, so a rerun with a warm cache makes no call. The runner replays a
+cache) at temperature 0 with a fixed seed, so a rerun with a warm cache makes no call. The replay replays a
 persona first and then hands all of its questions, with the items recalled at each ask turn, to
 :meth:`LLMAnswerer.choose_batch`, which runs them on a bounded thread pool and returns results in question
 order. A call that still fails after its retries never raises: the item is recorded as failed (``chosen``
@@ -57,7 +57,7 @@ def choice_model(n: int) -> type[BaseModel]:
 
 @dataclass(frozen=True)
 class LLMChoice:
-    """What the LLM answerer returns for one question (the runner writes ``extra`` into the answer row)."""
+    """What the LLM answerer returns for one question (the replay writes ``extra`` into the answer row)."""
 
     index: int | None
     """The chosen option (None when the call failed or free text matched no option)."""
@@ -67,7 +67,7 @@ class LLMChoice:
     extra: dict[str, Any] = field(default_factory=dict)
     """Fields added to the answer row: ``reason``/``answer_text``, ``judges``, ``majority``, ``failed``, ``error``."""
     correct: bool | None = None
-    """Set where the runner's ``chosen == answer_index`` cannot decide: failures (False) and free text on
+    """Set where the replay's ``chosen == answer_index`` cannot decide: failures (False) and free text on
     questions without options (the majority matched the gold answer)."""
 
 

@@ -1,4 +1,4 @@
-"""The adapter contract a memory system meets to be evaluated, and loading one from a name or ``module:Class``.
+"""The system protocol a memory system meets to be evaluated, and loading one from a name or ``module:Class``.
 
 A system is any class with::
 

@@ -210,7 +210,7 @@ def verifier_info(spec: str, names: list[str]) -> VerifierInfo:
 
 
 def late_evidence(items: list[QAItem]) -> list[str]:
-    """The offline runner's warning for evidence cited after the question."""
+    """The offline verifier's warning for evidence cited after the question."""
     out = []
     for q in items:
         late = [n for n in q.evidence_turns if n > q.ask_turn]

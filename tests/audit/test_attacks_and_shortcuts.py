@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dimobench.api import GenerateConfig, audit_suite, generate_suite
-from dimobench.audit.items import credit, items_of, wilson
+from dimobench.audit.items import cluster_interval, credit, items_of
 from dimobench.audit.shortcuts import Dialogue, bow_window, recent_mention
 from dimobench.suite.load import Suite
 from dimobench.suite.schema import Manifest, QAItem, Turn
@@ -63,8 +63,17 @@ def test_a_tie_between_gold_and_one_wrong_option_counts_half():
     assert credit([1.0, 1.0, 0.0, 0.0], 0) == 0.5
     assert credit([1.0, 1.0, 0.0, 0.0], 2) == 0.0
     assert credit([0.0, 3.0, 1.0, 2.0], 1) == 1.0
-    low, high = wilson(50, 100)
-    assert low < 0.5 < high and round(high - low, 2) == 0.19
+
+
+
+def test_intervals_resample_whole_persona_trait_units():
+    # ten units of ten items each, every unit all right or all wrong: as uncertain as ten coin flips
+    credits = [float(u % 2) for u in range(10) for _ in range(10)]
+    units = [("s", f"p{u}", "t") for u in range(10) for _ in range(10)]
+    low, high = cluster_interval(credits, units)
+    assert low < 0.5 < high and high - low > 0.45
+    spread = cluster_interval(credits, [("s", f"p{i}", "t") for i in range(100)])
+    assert spread is not None and spread[1] - spread[0] < 0.25
 
 
 def _turn(n: int, text: str) -> Turn:

@@ -1,4 +1,4 @@
-"""PreCoMem and its ablations behind the adapter contract (the engine itself lives in ``precomem/``)."""
+"""PreCoMem and its ablations behind the system protocol (the engine itself lives in ``precomem/``)."""
 
 from __future__ import annotations
 
