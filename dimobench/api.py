@@ -87,13 +87,15 @@ def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False,
     if run["llm"] is not None:
         personas, turns, qa = run["llm"]["personas"], run["llm"]["turns"], run["llm"]["qa"]
         status = "partial" if run["llm"]["failures"] else "complete"
-    config = {
+    config: dict[str, object] = {
         "seed": cfg.seed, "preset": cfg.preset, "personas": cfg.personas, "turns": cfg.turns, "drifts": cfg.drifts,
         "qa": cfg.qa_per_persona, "traits": cfg.traits, "transition_frac": cfg.transition_frac,
         "post_change_frac": cfg.post_change_frac, "cue_rate": cfg.cue_rate,
         "maintenance_cue_rate": cfg.maintenance_cue_rate, "confounder_rate": cfg.confounder_rate,
         "backends": {"generator": run["backend"], "verifier": None},
     }
+    if cfg.qa_rules != "v1":  # recorded only when set, so v1 manifests keep their bytes
+        config["qa_rules"] = cfg.qa_rules
     manifest = write_suite(out, {"personas.jsonl": personas, "schedules.jsonl": schedules,
                                  "dialogues.jsonl": turns, "qa.jsonl": qa},
                            {"status": status, "dimobench_version": __version__, "config": config,

@@ -148,6 +148,22 @@ def content_words(text: str) -> set[str]:
     return words
 
 
+_SUFFIXES = ("ings", "ing", "ies", "ied", "ers", "er", "es", "ed", "s")
+
+
+def stem(word: str) -> str:
+    """A crude suffix strip, so that 'hiking' and 'hikes' meet (the validity rules and the audit share it)."""
+    for suf in _SUFFIXES:
+        if len(word) > len(suf) + 3 and word.endswith(suf):
+            return word[: -len(suf)]
+    return word
+
+
+def stemmed_words(text: str) -> frozenset[str]:
+    """Stemmed content words of ``text``."""
+    return frozenset(stem(w) for w in content_words(text))
+
+
 def slot_names(template: str) -> set[str]:
     """Names of the ``{slots}`` a template uses."""
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}

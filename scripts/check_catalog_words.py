@@ -21,14 +21,13 @@ import json
 import sys
 from pathlib import Path
 
-from dimobench.audit.items import stems
-from dimobench.catalog import TopicEntry, check_topic
+from dimobench.catalog import TopicEntry, check_topic, stemmed_words
 
 SLOT_WORDS = {"friend", "friend2", "weekday", "time_of_day", "clock", "city", "number", "month", "name"}
 
 
 def _words(text: str) -> set[str]:
-    return set(stems(text.replace("{", " ").replace("}", " "))) - SLOT_WORDS
+    return set(stemmed_words(text.replace("{", " ").replace("}", " "))) - SLOT_WORDS
 
 
 def problems(path: Path, with_cues: bool) -> list[str]:

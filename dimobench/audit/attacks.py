@@ -14,8 +14,8 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
-from dimobench.audit.items import Item, credit, norm, stems
-from dimobench.catalog import load_catalog
+from dimobench.audit.items import Item, credit, norm
+from dimobench.catalog import load_catalog, stemmed_words
 
 PRIOR_WEIGHT = 4.0
 """Pseudo-count pulling an option text's learned gold rate towards 1/4 (texts seen once mean little)."""
@@ -131,7 +131,7 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
 
 def question_similarity(it: Item, i: int) -> float:
     """Shared stemmed words plus character-trigram overlap between the question and option ``i``."""
-    return len(stems(it.qa.question) & stems(it.options[i])) + _jaccard(_trigrams(it.qa.question),
+    return len(stemmed_words(it.qa.question) & stemmed_words(it.options[i])) + _jaccard(_trigrams(it.qa.question),
                                                                           _trigrams(it.options[i]))
 
 
@@ -145,7 +145,7 @@ def profile_text(it: Item) -> str:
 def profile_similarity(it: Item, i: int) -> float:
     """Shared stemmed words plus trigram overlap between the persona's profile and option ``i``."""
     prof = profile_text(it)
-    return len(stems(prof) & stems(it.options[i])) + _jaccard(_trigrams(prof), _trigrams(it.options[i]))
+    return len(stemmed_words(prof) & stemmed_words(it.options[i])) + _jaccard(_trigrams(prof), _trigrams(it.options[i]))
 
 
 def length(it: Item, i: int) -> float:

@@ -15,25 +15,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dimobench.catalog import content_words
 from dimobench.suite.load import Suite
 from dimobench.suite.schema import Persona, QAItem
 
-_SUFFIXES = ("ings", "ing", "ies", "ied", "ers", "er", "es", "ed", "s")
 _SPACE = re.compile(r"\s+")
-
-
-def stem(word: str) -> str:
-    """A crude suffix strip, so that 'hiking' and 'hikes' meet: attacks should be as strong as is cheap."""
-    for suf in _SUFFIXES:
-        if len(word) > len(suf) + 3 and word.endswith(suf):
-            return word[: -len(suf)]
-    return word
-
-
-def stems(text: str) -> frozenset[str]:
-    """Stemmed content words of ``text``."""
-    return frozenset(stem(w) for w in content_words(text))
 
 
 def norm(text: str) -> str:

@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from dimobench.audit.items import Item, credit, stems
+from dimobench.audit.items import Item, credit
+from dimobench.catalog import stemmed_words
 from dimobench.suite.load import Suite
 
 WINDOW = 30
@@ -30,7 +31,7 @@ class Dialogue:
         self.turns: dict[tuple[str, str], list[tuple[int, frozenset[str]]]] = {}
         for key, suite in suites:
             for t in suite.dialogues:  # every turn's ``user`` text, as a system observes it (imports: any speaker)
-                self.turns.setdefault((key, t.persona_id), []).append((t.turn, stems(t.user)))
+                self.turns.setdefault((key, t.persona_id), []).append((t.turn, stemmed_words(t.user)))
         for rows in self.turns.values():
             rows.sort(key=lambda r: r[0])
 
@@ -45,7 +46,7 @@ def bow_window(dialogue: Dialogue, it: Item, window: int = WINDOW) -> list[float
     bag: Counter[str] = Counter()
     for _, words in dialogue.before(it)[-window:]:
         bag.update(words)
-    return [float(sum(bag[w] for w in stems(opt))) for opt in it.options]
+    return [float(sum(bag[w] for w in stemmed_words(opt))) for opt in it.options]
 
 
 def recent_mention(dialogue: Dialogue, it: Item) -> list[float]:
@@ -53,7 +54,7 @@ def recent_mention(dialogue: Dialogue, it: Item) -> list[float]:
     turns = dialogue.before(it)
     out = []
     for opt in it.options:
-        words = stems(opt)
+        words = stemmed_words(opt)
         latest = next(((n, len(words & seen)) for n, seen in reversed(turns) if words & seen), (0, 0))
         out.append(latest[0] + latest[1] / 100.0)
     return out

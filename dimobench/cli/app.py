@@ -41,6 +41,9 @@ def generate(
     force: Annotated[bool, typer.Option(help="Overwrite an existing suite in --out.")] = False,
     resume: Annotated[bool, typer.Option(help="Keep finished stages whose fingerprint matches.")] = False,
     verify: Annotated[bool, typer.Option("--verify/--no-verify", help="Run stage 6 (verification).")] = True,
+    qa_rules: Annotated[Optional[str], typer.Option(
+        help="v1 (default: the questions of earlier versions) or valid (grounded gold, no present-tense questions "
+             "on a trait in transition, temporal only after a first change; README 'Validity').")] = None,
     audit: Annotated[bool, typer.Option("--audit/--no-audit", help="Attack the suite (dimobench audit) and put "
                                                                   "its validity card in the README.")] = True,
     generator: Annotated[Optional[str], typer.Option(
@@ -69,7 +72,7 @@ def generate(
         code = _generate(out, preset, dict(turns=turns, drifts=drifts, personas=personas, qa=qa, seed=seed,
                                            traits=traits, transition_frac=transition_frac, cue_rate=cue_rate,
                                            confounder_rate=confounder_rate, generator=generator,
-                                           verifier=verifier), force, resume, (verify, audit),
+                                           verifier=verifier, qa_rules=qa_rules), force, resume, (verify, audit),
                          dict(base_url=base_url, cache_dir=cache_dir, concurrency=concurrency), dry_run,
                          dict(wait=wait, poll_s=batch_poll) if batch else None)
     except BatchPending as exc:  # --no-wait: submitted, not failed

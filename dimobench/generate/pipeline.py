@@ -42,8 +42,10 @@ def fingerprints(cfg: GenerateConfig, catalog: Catalog) -> dict[str, str]:
     upstream = catalog_hash(catalog)
     out = {}
     for stage in STAGES:
+        # qa_rules joined the fingerprint later: at its default it is left out, so v1 suites keep theirs
+        config = {k: settings[k] for k in stage.CONFIG_FIELDS if not (k == "qa_rules" and settings[k] == "v1")}
         payload = json.dumps({"stage": stage.NAME, "version": stage.VERSION, "upstream": upstream,
-                              "config": {k: settings[k] for k in stage.CONFIG_FIELDS}}, sort_keys=True)
+                              "config": config}, sort_keys=True)
         upstream = out[stage.NAME] = hashlib.sha256(payload.encode()).hexdigest()
     return out
 

@@ -11,6 +11,7 @@ import random
 from datetime import datetime, timedelta
 
 from dimobench.catalog import Catalog, Exchange
+from dimobench.suite.schema import Persona
 
 _OPENERS = ("Quick one:", "Okay, next thing:", "Random question:", "Hey again.", "One more thing:",
             "Morning!", "Update:", "So,", "Hi!", "Different topic:", "Small thing:", "Hello again,")
@@ -20,8 +21,9 @@ class Renderer:
     """Fills templates for one persona with a seeded generator of its own."""
 
     def __init__(self, catalog: Catalog, rng: random.Random, persona_first_name: str,
-                 reserved_names: set[str]) -> None:
-        self.catalog, self.rng, self.name = catalog, rng, persona_first_name
+                 reserved_names: set[str], home_city: str | None = None) -> None:
+        """``home_city`` fills ``{city}``: the persona's own city (a random catalog city only without one)."""
+        self.catalog, self.rng, self.name, self.home_city = catalog, rng, persona_first_name, home_city
         self._friends = [n for n in catalog.first_names if n not in reserved_names]
         self._bags: dict[str, list[int]] = {}
         self.used_user: set[str] = set()
@@ -39,7 +41,7 @@ class Renderer:
         friend, friend2 = self.rng.sample(self._friends, 2)
         values = {
             "name": self.name, "friend": friend, "friend2": friend2,
-            "city": self.rng.choice(self.catalog.cities),
+            "city": self.home_city or self.rng.choice(self.catalog.cities),
             **{k: self.rng.choice(v) for k, v in s.items()},
         }
         values.update(extra)
@@ -57,6 +59,11 @@ class Renderer:
             user = f"{self.rng.choice(_OPENERS)} {user[0].lower()}{user[1:]}" if user[:1].isupper() else user
         self.used_user.add(user)
         return user, _fill(ex.assistant, values)
+
+
+def home_city(persona: Persona) -> str | None:
+    """The persona's own city (what ``{city}`` means under the validity rules)."""
+    return str(persona.profile.get("city") or "") or None
 
 
 def _fill(template: str, values: dict[str, str]) -> str:

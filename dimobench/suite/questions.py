@@ -6,23 +6,41 @@ confounder has already made look changed), and a type is drawn with weights that
 type is feasible, so every type lands near its target share across the suite.
 
 Options are four: the gold, the stale state where the trait changed before (``stale_index``), the state a
-confounder suggested where it differs from both (``confounder_index``), then other states of the trait and
-trait-level distractors. All come from the same per-trait pools, so length and position say nothing. A wrong
-option that one of the persona's *other* traits supports right now (``catalog.conflicts``) is never offered:
-it would be a second right answer.
+confounder suggested where it differs from both (``confounder_index``), then the trait's other states; only a
+trait with fewer than four states falls back to its distractor lists. With four states every option text is
+gold exactly when the persona is in its state, so no text, list or position tells the answer. An option text
+that one of the persona's *other* traits supports right now (``catalog.conflicts``) is never offered, as gold
+or as a wrong option: it would be a second right answer, and offering it only as gold would make it gold more
+often than its peers.
+
+The validity rules (``rules="valid"``, ``generate --qa-rules valid``; the audit's per-item flags check them,
+``dimobench.audit.flags``). ``rules="v1"``, the default, builds the items of earlier versions unchanged: one
+supporting cue is enough, transitions and reversions are asked about, and a conflict text can still be gold.
+
+- **Grounded gold**: at least :data:`MIN_EVIDENCE` cue turns of the gold state lie in its period before the
+  question (since the trait's last change; for ``temporal``, in the period before that change).
+- **No question about a trait while it is in transition**: between a drift's onset and its change point the
+  cues are a mix of both states, so a present-tense question on that trait (``current_state``, ``inference``)
+  is not asked then; the other traits still are.
+- **One option true in the asked period**: ``temporal`` ("before the latest change") is asked only about a
+  trait whose latest change is its first, so exactly one of its states held before it (after a reversion
+  A -> B -> A, A held before the latest change too).
 """
 
 from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from typing import overload
 
-from dimobench.catalog import Catalog, StateEntry, TraitEntry, content_words
+from dimobench.catalog import Catalog, StateEntry, TraitEntry, content_words, stemmed_words
 from dimobench.suite.plan import LatentPlan
 from dimobench.suite.schema import QAItem, Turn
 
 TARGET_SHARE = {"current_state": 0.3, "inference": 0.25, "temporal": 0.2, "stability": 0.25}
 MAX_EVIDENCE = 5
+MIN_EVIDENCE = 2
+"""Cue turns of the gold state a question needs before it (fewer: the question is not asked there)."""
 
 
 @dataclass
@@ -65,8 +83,10 @@ class EvidenceIndex:
 class QuestionMaker:
     """Builds one persona's questions from its latent plan and evidence index."""
 
-    def __init__(self, catalog: Catalog, plan: LatentPlan, index: EvidenceIndex, rng: random.Random) -> None:
+    def __init__(self, catalog: Catalog, plan: LatentPlan, index: EvidenceIndex, rng: random.Random,
+                 rules: str = "v1") -> None:
         self.catalog, self.plan, self.index, self.rng = catalog, plan, index, rng
+        self.valid = rules == "valid"
         self.first = plan.persona.name.split()[0]
         self.traits = [t.trait_id for t in plan.persona.traits]
 
@@ -77,18 +97,21 @@ class QuestionMaker:
         items: list[QAItem] = []
         for i, t0 in enumerate(slots):
             item = None
+            qa_id = f"{self.plan.persona.persona_id}-q{i + 1:04d}"
             for t in range(t0, turns + 1):
                 kinds = [k for k in TARGET_SHARE if self.candidates(k, t)]
-                if kinds:
+                while kinds and item is None:
                     weights = [TARGET_SHARE[k] / max(feasible_share[k], 0.05) for k in kinds]
                     kind = self.rng.choices(kinds, weights)[0]
-                    item = self.make(kind, t, f"{self.plan.persona.persona_id}-q{i + 1:04d}")
+                    item = self.make(kind, t, qa_id, strict=self.valid)
+                    kinds.remove(kind)
+                if item is not None:
                     break
             if item is None:  # nothing askable after t0: fall back to the latest feasible turn before it
                 for t in range(t0, 0, -1):
                     kinds = [k for k in TARGET_SHARE if self.candidates(k, t)]
                     if kinds:
-                        item = self.make(self.rng.choice(kinds), t, f"{self.plan.persona.persona_id}-q{i + 1:04d}")
+                        item = self.make(self.rng.choice(kinds), t, qa_id)
                         break
             if item is not None:
                 items.append(item)
@@ -102,30 +125,63 @@ class QuestionMaker:
     def candidates(self, kind: str, t: int) -> list[str]:
         """Traits this kind of question can be asked about after turn ``t``."""
         plan, idx = self.plan, self.index
+
+        need = MIN_EVIDENCE if self.valid else 1
+
+        def grounded(trait: str, state: str, upto: int, since: int = 0) -> bool:
+            return len(idx.evidence(trait, state, upto, since)) >= need
+
         if kind in ("current_state", "inference"):
-            return [tr for tr in self.traits if idx.evidence(tr, plan.state_at(tr, t), t, self._since(tr, t))]
+            drift = plan.active_drift(t)
+            moving = drift.trait_id if (self.valid and drift and drift.onset_turn <= t <= drift.change_point_turn
+                                        ) else None
+            return [tr for tr in self.traits
+                    if tr != moving and grounded(tr, plan.state_at(tr, t), t, self._since(tr, t))]
         if kind == "temporal":
             out = []
             for tr in plan.drifting_traits:
                 change = plan.last_change(tr, t)
-                if change and idx.evidence(tr, change.from_state, change.change_point_turn):
+                if change is None or (self.valid and plan.last_change(tr, change.change_point_turn) is not None):
+                    continue  # no change yet, or a second change: more than one state held before it
+                if grounded(tr, change.from_state, change.change_point_turn):
                     out.append(tr)
             return sorted(out)
         return [tr for tr in plan.stable_traits
-                if idx.evidence(tr, plan.state_at(tr, t), t)
+                if grounded(tr, plan.state_at(tr, t), t)
                 and idx.confounder_state(tr, t, {plan.state_at(tr, t)})]
 
     def _since(self, trait: str, t: int) -> int:
         change = self.plan.last_change(trait, t)
         return change.change_point_turn if change else 0
 
-    def make(self, kind: str, t: int, qa_id: str) -> QAItem:
-        """One ``kind`` question asked after turn ``t`` about a drawn trait (changed or drifting ones favoured)."""
-        plan, idx, rng = self.plan, self.index, self.rng
+    @overload
+    def make(self, kind: str, t: int, qa_id: str) -> QAItem: ...
+
+    @overload
+    def make(self, kind: str, t: int, qa_id: str, strict: bool) -> QAItem | None: ...
+
+    def make(self, kind: str, t: int, qa_id: str, strict: bool = False) -> QAItem | None:
+        """One ``kind`` question asked after turn ``t`` about a drawn trait (changed or drifting ones favoured).
+
+        A trait whose four states cannot all be offered right now (every text of one is supported by another
+        trait) is passed over for the next draw. When no candidate can, ``strict`` gives None (the caller asks
+        something else); otherwise a distractor fills the place, as for a trait with fewer than four states.
+        """
+        plan, rng = self.plan, self.rng
         candidates = self.candidates(kind, t)
         active = plan.active_drift(t)
         weights = [3.0 if plan.last_change(tr, t) or (active and active.trait_id == tr) else 1.0 for tr in candidates]
-        trait_id = rng.choices(candidates, weights)[0]
+        while True:
+            trait_id = rng.choices(candidates, weights)[0]
+            item = self._make_on(kind, t, qa_id, trait_id, strict=self.valid and (strict or len(candidates) > 1))
+            if item is not None or len(candidates) == 1:
+                return item
+            i = candidates.index(trait_id)
+            candidates, weights = candidates[:i] + candidates[i + 1:], weights[:i] + weights[i + 1:]
+
+    def _make_on(self, kind: str, t: int, qa_id: str, trait_id: str, strict: bool) -> QAItem | None:
+        """The question on ``trait_id``; None when ``strict`` and its options would need a distractor."""
+        plan, idx, rng = self.plan, self.index, self.rng
         entry = self.catalog.trait(trait_id)
         now = plan.state_at(trait_id, t)
         change = plan.last_change(trait_id, t)
@@ -146,11 +202,15 @@ class QuestionMaker:
             templates = entry.inference_questions if use_inference else entry.current_questions
             others = []
         drift = plan.latest_drift(trait_id, t) if kind != "stability" else None
-        question = self._question(templates, entry, gold)
+        question = "" if self.valid else self._question(templates, entry, gold)
         # what the persona's other traits hold now: a wrong option they support would be a second right answer
         blocked = {(tr, plan.state_at(tr, t)) for tr in self.traits if tr != trait_id}
-        options, answer_index, stale_index, confounder_index = self._options(entry, pool, gold, stale, confounder,
-                                                                             others, blocked)
+        options, answer_index, stale_index, confounder_index, padded = self._options(
+            entry, pool, gold, stale, confounder, others, blocked)
+        if strict and padded and len(entry.states) >= 4:
+            return None
+        if self.valid:
+            question = self._neutral_question(templates, options)
         return QAItem(
             qa_id=qa_id, persona_id=plan.persona.persona_id, ask_turn=t, qa_type=kind,
             phase=plan.phase_at(t), trait_id=trait_id,
@@ -169,9 +229,21 @@ class QuestionMaker:
                 return q
         return order[0].format(name="they").capitalize()
 
+    def _neutral_question(self, templates: list[str], options: list[str]) -> str:
+        """A question sharing as few words as possible with any of the options (which are chosen first).
+
+        The choice looks at all four options alike, never at which is gold, so the wording cannot point to it.
+        """
+        words = [stemmed_words(o) for o in options]
+        order = self.rng.sample(templates, len(templates))
+        texts = [tpl.format(name=self.first) for tpl in order]
+        return min(texts, key=lambda q: max(len(stemmed_words(q) & w) for w in words))
+
     def _options(self, entry: TraitEntry, pool: str, gold: str, stale: str | None, confounder: str | None,
                  others_first: list[str], blocked: set[tuple[str, str]]
-                 ) -> tuple[list[str], int, int | None, int | None]:
+                 ) -> tuple[list[str], int, int | None, int | None, bool]:
+        """Options, gold, stale and confounder indexes, and whether the set is uneven: a distractor had to fill a
+        place, or the gold had to be a text that is never offered as a wrong option here."""
         rng = self.rng
         states = {s.state_id: s for s in entry.states}
         conflicts = self.catalog.conflicts
@@ -184,7 +256,9 @@ class QuestionMaker:
             ok = [x for x in texts if free(x)] if wrong else texts
             return rng.choice(ok) if ok else None
 
-        chosen: list[tuple[str, str]] = [("gold", rng.choice(getattr(states[gold], pool)))]
+        gold_texts = getattr(states[gold], pool)
+        gold_free = [x for x in gold_texts if free(x)] if self.valid else gold_texts
+        chosen: list[tuple[str, str]] = [("gold", rng.choice(gold_free or gold_texts))]
         for role, state in (("stale", stale), ("confounder", confounder)):
             text = phrase(states[state]) if state else None
             if text is not None:
@@ -205,4 +279,4 @@ class QuestionMaker:
         roles = [c[0] for c in chosen]
         return ([c[1] for c in chosen], roles.index("gold"),
                 roles.index("stale") if "stale" in roles else None,
-                roles.index("confounder") if "confounder" in roles else None)
+                roles.index("confounder") if "confounder" in roles else None, "distractor" in roles or not gold_free)

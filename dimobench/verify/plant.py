@@ -28,6 +28,8 @@ class Planter:
     index: dict[str, EvidenceIndex]
     turns: dict[str, list[Turn]]
     rng: random.Random
+    rules: str = "v1"
+    """The suite's ``qa_rules`` (the question maker rebuilds items under the rules the suite was made with)."""
 
     @classmethod
     def of(cls, suite: Suite, seed: int) -> Planter:
@@ -38,7 +40,7 @@ class Planter:
             turns.setdefault(t.persona_id, []).append(t)
         plans = {p.persona_id: LatentPlan(p, schedules[p.persona_id]) for p in suite.personas}
         return cls(load_catalog(), plans, {k: EvidenceIndex.build(v) for k, v in turns.items()}, turns,
-                   random.Random(seed))
+                   random.Random(seed), str(suite.manifest.config.get("qa_rules", "v1")))
 
     def kind_turns(self, q: QAItem, kinds: tuple[str, ...], upto: int, trait: str | None = None,
                    state: str | None = None, other_trait: bool = False) -> list[int]:
@@ -75,7 +77,8 @@ class Planter:
 
     def maker(self, persona_id: str) -> QuestionMaker:
         """A question maker for ``persona_id`` sharing this planter's plan, index and random stream."""
-        return QuestionMaker(self.catalog, self.plans[persona_id], self.index[persona_id], self.rng)
+        return QuestionMaker(self.catalog, self.plans[persona_id], self.index[persona_id], self.rng,
+                             rules=self.rules)
 
 
 Plant = Callable[[QAItem, Planter], "QAItem | None"]

@@ -59,7 +59,8 @@ def repair_suite(path: str | Path, max_tries: int = MAX_TRIES, embedder: Embedde
         if q.persona_id in planter.plans and q.persona_id in planter.index:
             for attempt in range(max_tries):
                 rng = random.Random(derive_seed(root_seed, "repair", q.qa_id, attempt))
-                maker = QuestionMaker(planter.catalog, planter.plans[q.persona_id], planter.index[q.persona_id], rng)
+                maker = QuestionMaker(planter.catalog, planter.plans[q.persona_id], planter.index[q.persona_id], rng,
+                                      rules=planter.rules)
                 candidate = respin(maker, q, rng, planter.turns[q.persona_id][-1].turn)
                 if candidate is None:
                     break

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from dimobench.catalog import Catalog
 from dimobench.generate.config import GenerateConfig
-from dimobench.generate.text import Renderer
+from dimobench.generate.text import Renderer, home_city
 from dimobench.suite.plan import LatentPlan, turns_by_persona
 from dimobench.suite.schema import Annotation, Persona, Schedule, Turn
 
@@ -25,7 +25,7 @@ NAME = "confounders"
 VERSION = "1"
 READS = ("personas.jsonl", "schedules.jsonl", "dialogues.jsonl")
 WRITES = ("dialogues.jsonl",)
-CONFIG_FIELDS = ("seed", "confounder_rate", "generator")
+CONFIG_FIELDS = ("seed", "confounder_rate", "generator", "qa_rules")
 """Config fields that change this stage's output (its fingerprint covers them and its upstream)."""
 
 KIND_WEIGHTS = {"chatter": 0.4, "entity": 0.4, "decoy": 0.2}
@@ -55,7 +55,8 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
         prng = random.Random(rng.getrandbits(64))
         plan = LatentPlan(persona, schedule)
         first = persona.name.split()[0]
-        renderer = Renderer(inputs.catalog, prng, first, {first, *(e.name for e in persona.entities)})
+        renderer = Renderer(inputs.catalog, prng, first, {first, *(e.name for e in persona.entities)},
+                            home_city(persona) if cfg.qa_rules == "valid" else None)
         renderer.used_user = set(inputs.used_user.get(persona.persona_id, ()))
         turns = [t.model_copy() for t in by_persona[persona.persona_id]]
         fillers = [i for i, t in enumerate(turns) if t.annotation and t.annotation.kind == "filler"]

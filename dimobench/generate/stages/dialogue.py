@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from dimobench.catalog import Catalog
 from dimobench.generate.config import GenerateConfig
-from dimobench.generate.text import Clock, Renderer
+from dimobench.generate.text import Clock, Renderer, home_city
 from dimobench.suite.plan import LatentPlan
 from dimobench.suite.schema import Annotation, Persona, Schedule, Turn
 
@@ -22,7 +22,7 @@ NAME = "dialogue"
 VERSION = "1"
 READS = ("personas.jsonl", "schedules.jsonl")
 WRITES = ("dialogues.jsonl",)
-CONFIG_FIELDS = ("seed", "turns", "cue_rate", "maintenance_cue_rate", "generator")
+CONFIG_FIELDS = ("seed", "turns", "cue_rate", "maintenance_cue_rate", "generator", "qa_rules")
 """Config fields that change this stage's output (its fingerprint covers them and its upstream)."""
 
 ACTIVE_DRIFT_WEIGHT = 4.0
@@ -54,7 +54,8 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
         prng = random.Random(rng.getrandbits(64))
         plan = LatentPlan(persona, schedule)
         renderer = Renderer(inputs.catalog, prng, persona.name.split()[0],
-                            {persona.name.split()[0], *(e.name for e in persona.entities)})
+                            {persona.name.split()[0], *(e.name for e in persona.entities)},
+                            home_city(persona) if cfg.qa_rules == "valid" else None)
         clock = Clock(prng)
         for t in range(1, cfg.turns + 1):
             session, ts = clock.tick()

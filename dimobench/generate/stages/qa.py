@@ -20,7 +20,7 @@ NAME = "qa"
 VERSION = "1"
 READS = ("personas.jsonl", "schedules.jsonl", "dialogues.jsonl")
 WRITES = ("qa.jsonl",)
-CONFIG_FIELDS = ("seed", "qa", "turns", "generator")
+CONFIG_FIELDS = ("seed", "qa", "turns", "generator", "qa_rules")
 """Config fields that change this stage's output (its fingerprint covers them and its upstream)."""
 
 
@@ -46,6 +46,6 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
     for persona, schedule in zip(inputs.personas, inputs.schedules, strict=True):
         prng = random.Random(rng.getrandbits(64))
         index = EvidenceIndex.build(by_persona[persona.persona_id])
-        maker = QuestionMaker(inputs.catalog, LatentPlan(persona, schedule), index, prng)
+        maker = QuestionMaker(inputs.catalog, LatentPlan(persona, schedule), index, prng, rules=cfg.qa_rules)
         items.extend(maker.make_all(cfg.qa_per_persona, cfg.turns))
     return Output(qa=items)
