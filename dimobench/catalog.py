@@ -179,7 +179,12 @@ def load_catalog(root: str | None = None) -> Catalog:
 
     A custom catalog changes every stage fingerprint (its hash is part of them), never the manifest's paths.
     """
-    return _load_catalog(root or os.environ.get("DIMOBENCH_CATALOG") or str(resource_dir("data")))
+    return _load_catalog(catalog_root(root))
+
+
+def catalog_root(root: str | None = None) -> str:
+    """The catalog directory :func:`load_catalog` reads: ``root``, else ``$DIMOBENCH_CATALOG``, else the package's."""
+    return root or os.environ.get("DIMOBENCH_CATALOG") or str(resource_dir("data"))
 
 
 @lru_cache(maxsize=4)

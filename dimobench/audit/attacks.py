@@ -15,17 +15,22 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 from dimobench.audit.items import Item, credit, norm
-from dimobench.catalog import load_catalog, stemmed_words
+from dimobench.catalog import catalog_root, load_catalog, stemmed_words
 
 PRIOR_WEIGHT = 4.0
 """Pseudo-count pulling an option text's learned gold rate towards 1/4 (texts seen once mean little)."""
 
 
-@lru_cache(maxsize=1)
 def shipped_lists() -> dict[str, frozenset[str]]:
-    """Normalised option-like text -> the names of the package's shipped lists that hold it."""
+    """Normalised option-like text -> the names of the shipped lists that hold it, for the catalog in use."""
+    return _lists_of(catalog_root())
+
+
+@lru_cache(maxsize=4)
+def _lists_of(root: str) -> dict[str, frozenset[str]]:
+    """One catalog's lists (cached per catalog directory, so ``$DIMOBENCH_CATALOG`` switches them)."""
     found: dict[str, set[str]] = defaultdict(set)
-    catalog = load_catalog()
+    catalog = load_catalog(root)
     for topic in catalog.topics:
         for trait in topic.traits:
             for state in trait.states:

@@ -64,9 +64,12 @@ def memory_curve(memory: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{"turn": t, **{k: round(mean(v), 4) for k, v in sorted(f.items())}} for t, f in sorted(by_turn.items())]
 
 
-def figures(run: SystemRun, suite: Suite, window: int, levels: list[float | None] | None = None) -> dict[str, Any]:
-    """Every figure of one system on one suite (no intervals); ``levels``: the common recovery targets."""
-    rows, total = scope_phases(run.answers, suite), total_turns(suite)
+def figures(run: SystemRun, suite: Suite, window: int, levels: list[float | None] | None = None,
+            rows: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Every figure of one system on one suite (no intervals); ``levels``: the common recovery targets;
+    ``rows``: the run's answers already through :func:`scope_phases`."""
+    rows = scope_phases(run.answers, suite) if rows is None else rows
+    total = total_turns(suite)
     rec = sc.recovery_turns(rows, change_points(suite), total, window, levels=levels)
     found = [x for x in rec if x is not None]
     fig = {
@@ -177,10 +180,12 @@ def build_report(runs: dict[str, list[SystemRun]], suites: dict[str, Suite], con
     config["recovery_level"] = (f"none + {sc.RECOVERY_SHARE} x (oracle - none) on the changed trait"
                                 if levels else "each system's own final plateau minus 0.05 (run oracle for a "
                                                "common level)")
+    scoped = {(system, run.suite): scope_phases(run.answers, suites[run.suite])
+              for system, rs in runs.items() for run in rs}
     for system, rs in runs.items():
         for run in rs:
             per_suite.setdefault(run.suite, {})[system] = figures(run, suites[run.suite], window,
-                                                                  levels.get(run.suite))
+                                                                  levels.get(run.suite), scoped[(system, run.suite)])
     for systems in per_suite.values():
         _add_normalized(systems)
     top: dict[str, dict[str, Any]] = {}
@@ -191,7 +196,7 @@ def build_report(runs: dict[str, list[SystemRun]], suites: dict[str, Suite], con
         else:
             agg = _mean_std(figs)
             agg["recovery_turns"] = [x for f in figs for x in f["recovery_turns"]]
-        rows = [a for r in rs for a in scope_phases(r.answers, suites[r.suite])]
+        rows = [a for r in rs for a in scoped[(system, r.suite)]]
         agg.update(llm_figures(rows))  # pooled over suites, not averaged
         agg.update(_intervals(rows, bootstrap, seed))
         agg["higher_is_better"] = sc.HIGHER_IS_BETTER
