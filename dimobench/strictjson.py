@@ -9,7 +9,13 @@ back as UTF-8) are refused. Every refusal is an ``InputError`` naming the file a
 ``dumps`` writes strict JSON: non-finite floats become ``null`` and ``allow_nan=False`` guarantees nothing else
 slips through. Use it for ``report.json``, answers files and anything else another program will parse.
 
-Imports only ``dimobench.errors`` (bottom layer), so every package may use it.
+``read_text`` reads a file's bytes and decodes them strictly as UTF-8 (one leading BOM allowed): an unreadable
+file or a bad byte is an ``InputError`` (``file:line: not UTF-8 (byte 0xff at column 7)``), never a traceback.
+``jsonl`` splits on ``"\\n"`` only (``str.splitlines`` would also split inside a string holding U+2028) and
+yields each line's object or the located error, so a validator can go on after a bad line.
+
+Imports only ``dimobench.errors`` (bottom layer), so every package may use it; ``dimobench.suite.io`` builds
+the suite readers on these.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -135,6 +142,66 @@ def loads(text: str, path: str | Path | None = None, line: int | None = None) ->
         raise InputError("a string holds a lone surrogate escape (\\ud800..\\udfff), not valid UTF-8 text",
                          path, line or text.count("\n", 0, found.start()) + 1)
     return obj
+
+
+def read_bytes(path: str | Path) -> bytes:
+    """The bytes of ``path``; a missing, unreadable or non-regular file is an ``InputError`` naming it."""
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, not a file", path) from None
+    except PermissionError:
+        raise InputError("cannot read the file (permission denied)", path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror or exc})", path) from None
+
+
+def decode(data: bytes, path: str | Path | None = None, first_line: int = 1) -> str:
+    """``data`` as UTF-8 text (one leading BOM dropped); a bad byte is an ``InputError`` with line and column."""
+    if first_line == 1 and data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = data.rfind(b"\n", 0, exc.start) + 1
+        line = first_line + data.count(b"\n", 0, exc.start)
+        column = len(data[line_start:exc.start].decode("utf-8", "replace")) + 1
+        raise InputError(f"not UTF-8 (byte 0x{data[exc.start]:02x} at column {column})", path, line) from None
+
+
+def read_text(path: str | Path) -> str:
+    """The whole of ``path`` as UTF-8 text; see :func:`read_bytes` and :func:`decode` for the errors."""
+    return decode(read_bytes(path), path)
+
+
+def jsonl(path: str | Path, objects: bool = True) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line number, parsed value or InputError)`` for each non-blank line of a JSON Lines file.
+
+    Lines are split on ``"\\n"`` only; a ``\\r`` before it is dropped. With ``objects`` a line that is not a
+    JSON object is an error too. Errors are yielded, not raised, so callers may report every bad line;
+    an unreadable file raises ``InputError`` at once.
+    """
+    data = read_bytes(path)
+    for n, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            text = decode(raw, path, n).removesuffix("\r")
+            if not text.strip():
+                continue
+            value = loads(text, path, n)
+        except InputError as exc:
+            yield n, exc
+            continue
+        if objects and not isinstance(value, dict):
+            yield n, InputError(f"expected a JSON object, got {_kind(value)}", path, n)
+        else:
+            yield n, value
+
+
+def _kind(value: Any) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number")
 
 
 def finite(obj: Any) -> Any:

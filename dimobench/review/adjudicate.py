@@ -18,7 +18,7 @@ from dimobench.errors import InputError
 from dimobench.review.checks import ReviewSet
 from dimobench.review.score import consensus, disagrees
 from dimobench.review.sheets import FIELDS, VERDICT_LABELS, normalise_label, read_csv, write_csv
-from dimobench.suite.io import atomic_write_text, read_jsonl, sha256_file, write_jsonl
+from dimobench.suite.io import atomic_write_text, read_json, read_jsonl, sha256_file, write_jsonl
 
 HUMAN_VERDICTS = "human_verdicts.jsonl"
 
@@ -143,7 +143,10 @@ def merge_into_suite(suite: Path, records: list[dict[str, Any]]) -> Path:
     records = sorted(records, key=lambda r: order[r["qa_id"]])
     out = suite / HUMAN_VERDICTS
     write_jsonl(out, records)
-    data = json.loads(manifest_path.read_text(encoding="utf-8"))
+    data = read_json(manifest_path)
+    if not isinstance(data, dict) or not isinstance(data.get("files", {}), dict) or not isinstance(
+            data.get("counts", {}), dict):
+        raise InputError("not a suite manifest (expected an object with files and counts)", manifest_path)
     data["files"] = {**data.get("files", {}), HUMAN_VERDICTS: sha256_file(out)}
     by = Counter(r["verdict"] for r in records)
     data["counts"] = {**data.get("counts", {}), "human_verdicts": {k: by.get(k, 0) for k in VERDICT_LABELS}}

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dimobench import strictjson
 from dimobench.errors import InputError
 from dimobench.suite.io import atomic_write_text, read_jsonl
 from dimobench.suite.schema import QAItem, Turn
@@ -128,11 +129,11 @@ def read_csv(path: Path, required: Sequence[str]) -> tuple[list[tuple[int, dict[
         InputError: unreadable file, not UTF-8, malformed CSV or a missing required column.
     """
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise InputError("no such file", path) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 (byte {exc.start}); save the sheet as CSV UTF-8", path) from None
+        text = strictjson.read_text(path)  # a folder, unreadable, bad bytes: one line naming file (and line)
+    except InputError as exc:
+        if not exc.message.startswith("not UTF-8"):
+            raise
+        raise InputError(f"{exc.message}; save the sheet as CSV UTF-8", path, exc.line) from None
     reader = csv.reader(io.StringIO(text, newline=""))
     rows: list[tuple[int, dict[str, str]]] = []
     try:

@@ -12,15 +12,21 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from dimobench import strictjson
+from dimobench.errors import InputError
+
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
 
 def dumps(obj: Any) -> str:
-    """One canonical JSON line (UTF-8, field order kept); optional fields never set are left out."""
+    """One canonical JSON line (UTF-8, field order kept); optional fields never set are left out.
+
+    Strict JSON: a NaN or infinite float becomes ``null`` (the readers refuse ``NaN``).
+    """
     if isinstance(obj, BaseModel):
         obj = obj.model_dump(mode="json", exclude_unset=True)
-    return json.dumps(obj, ensure_ascii=False, separators=(", ", ": "))
+    return json.dumps(strictjson.finite(obj), ensure_ascii=False, separators=(", ", ": "), allow_nan=False)
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -44,18 +50,29 @@ def write_jsonl(path: Path, records: Iterable[Any]) -> None:
     atomic_write_text(path, "".join(dumps(r) + "\n" for r in records))
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, parsed)``; a line that is not JSON raises ``InputError`` naming file and line."""
-    from dimobench.errors import InputError
+def read_text(path: Path) -> str:
+    """A whole suite file as text: unreadable, not UTF-8 -> ``InputError`` ``file:line: not UTF-8 (...)``."""
+    return strictjson.read_text(path)
 
-    with path.open(encoding="utf-8-sig") as fh:
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield n, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON ({exc.msg} at column {exc.colno})", path, n) from None
+
+def read_json(path: Path) -> Any:
+    """A whole strict-JSON file (``manifest.json``, state records): every failure is an ``InputError``."""
+    return strictjson.loads(read_text(path), path)
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, object)`` of a JSON Lines file of objects; the first bad line raises ``InputError``.
+
+    Bad means unreadable, not UTF-8, not strict JSON (``NaN``, too deep, a huge integer) or not an object.
+    """
+    for n, value in strictjson.jsonl(path):
+        if isinstance(value, InputError):
+            raise value
+        yield n, value
+
+
+read_jsonl = iter_jsonl
+"""The older name of :func:`iter_jsonl`."""
 
 
 def sha256_file(path: Path) -> str:

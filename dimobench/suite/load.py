@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ValidationError
 
 from dimobench.errors import InputError
-from dimobench.suite.io import atomic_write_text, read_jsonl, sha256_file, write_jsonl
+from dimobench.suite.io import atomic_write_text, iter_jsonl, read_json, sha256_file, write_jsonl
 from dimobench.suite.schema import (
     QA_TYPES,
     RECORD_FILES,
@@ -97,7 +97,7 @@ def write_suite(out: Path, records: dict[str, list[Any]], manifest_fields: dict[
 
 def _read_records(path: Path, model: type[BaseModel]) -> list[Any]:
     out = []
-    for line, data in read_jsonl(path):
+    for line, data in iter_jsonl(path):
         try:
             out.append(model.model_validate(data))
         except ValidationError as exc:
@@ -114,17 +114,20 @@ def load_suite(path: str | Path) -> Suite:
     """
     root = Path(path)
     manifest_path = root / "manifest.json"
-    if not manifest_path.is_file():
+    if not root.is_dir():
+        raise InputError("not a suite: no such directory" if not root.exists() else "not a suite: not a directory",
+                         root)
+    if not manifest_path.exists():
         raise InputError("not a suite: manifest.json is missing", root)
     try:
-        manifest = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
+        manifest = Manifest.model_validate(read_json(manifest_path))
     except ValidationError as exc:
         err = exc.errors()[0]
         raise InputError(err["msg"].lower(), manifest_path, None, ".".join(map(str, err["loc"]))) from None
     loaded: dict[str, list[Any]] = {}
     for name, model in RECORD_FILES.items():
         file = root / name
-        if file.is_file():
+        if file.exists():
             loaded[name] = _read_records(file, model)
         elif name in SUITE_FILES:
             raise InputError(f"{name} is missing", root)

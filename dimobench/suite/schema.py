@@ -6,9 +6,9 @@ extra fields (the format allows additions); required fields and types are enforc
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Annotated, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, Strict
 
 FORMAT: Final = "dimobench-suite"
 FORMAT_VERSION = 1
@@ -16,6 +16,8 @@ FORMAT_VERSION = 1
 Phase = Literal["stable", "transition", "post_change", "maintenance"]
 QAType = Literal["current_state", "temporal", "inference", "stability"]
 TurnKind = Literal["cue", "filler", "chatter", "entity", "decoy"]
+Int = Annotated[int, Strict()]
+"""An integer as JSON writes one: ``"5"``, ``5.0`` and ``true`` are refused, not coerced (pydantic is lax)."""
 PHASES: tuple[str, ...] = ("stable", "transition", "post_change", "maintenance")
 QA_TYPES: tuple[str, ...] = ("current_state", "temporal", "inference", "stability")
 
@@ -70,19 +72,19 @@ class Drift(Record):
     trait_id: str
     from_state: str
     to_state: str
-    onset_turn: int
+    onset_turn: Int
     """First turn of the transition phase (new-state cues start to appear)."""
-    change_point_turn: int
+    change_point_turn: Int
     """Last turn of the transition; from the next turn on the latent state is ``to_state``."""
-    settle_turn: int
+    settle_turn: Int
     """Last turn of post_change; maintenance follows until the next drift's onset."""
 
 
 class PhaseSpan(Record):
     """A run of turns ``start_turn..end_turn`` in one phase, and the drift it belongs to, if any."""
 
-    start_turn: int
-    end_turn: int
+    start_turn: Int
+    end_turn: Int
     phase: Phase
     drift_id: str | None
 
@@ -108,8 +110,8 @@ class Turn(Record):
     """One exchange of a persona's dialogue (one line of ``dialogues.jsonl``)."""
 
     persona_id: str
-    turn: int = Field(ge=1)
-    session: int = Field(ge=1)
+    turn: Int = Field(ge=1)
+    session: Int = Field(ge=1)
     timestamp: str
     user: str
     assistant: str
@@ -123,7 +125,7 @@ class QAItem(Record):
 
     qa_id: str
     persona_id: str
-    ask_turn: int = Field(ge=1)
+    ask_turn: Int = Field(ge=1)
     """The question is asked after this turn; only turns <= ask_turn may be used."""
     qa_type: QAType | None
     phase: Phase | None
@@ -131,13 +133,13 @@ class QAItem(Record):
     drift_id: str | None
     question: str
     options: list[str]
-    answer_index: int | None
+    answer_index: Int | None
     answer: str
-    stale_index: int | None
+    stale_index: Int | None
     """Option that held earlier and is wrong now (old-memory pull), if any."""
-    confounder_index: int | None
+    confounder_index: Int | None
     """Option suggested by a confounder turn (premature correction), if any."""
-    evidence_turns: list[int]
+    evidence_turns: list[Int]
     source_type: str | None = None
     """Imports: the source benchmark's own category."""
 
@@ -174,8 +176,9 @@ class Manifest(Record):
     """The suite's ``manifest.json``: format, status, the config that made it, counts and file hashes."""
 
     format: Literal["dimobench-suite"] = FORMAT
-    format_version: int = FORMAT_VERSION
-    status: Literal["complete", "partial", "imported"] = "complete"
+    format_version: Int = FORMAT_VERSION
+    status: Literal["complete", "partial", "imported", "incomplete"] = "complete"
+    """``incomplete``: a stage it was asked for (verification, the audit) has not finished; not to be used."""
     dimobench_version: str
     config: dict[str, object]
     counts: dict[str, object]

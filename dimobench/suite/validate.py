@@ -2,22 +2,30 @@
 
 Each problem is one line ``file:line: field: message``. Checks: JSON on every line, record types, unique
 ids, references (persona, trait, state, entity, drift), dialogue order (persona, then turns 1..N), phases
-tiling each timeline, drifts inside it and in order, QA answers consistent with options, evidence turns that
-exist and precede the question, and manifest hashes and counts.
+tiling each timeline, drifts inside it and in order, QA answers consistent with options (two or more, indices
+in range), evidence turns that exist and precede the question, verdicts of known questions, and the manifest:
+every listed file present with its sha256, every record file listed, counts equal to the records'.
+
+Reading is strict (:mod:`dimobench.strictjson`): a byte that is not UTF-8, ``NaN``, deep nesting, a huge
+integer or ``"5"`` where an integer belongs is a problem on its line, never a traceback.
 """
 
 from __future__ import annotations
 
-import json
+import re
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from dimobench import strictjson
 from dimobench.errors import InputError
-from dimobench.suite.io import sha256_file
-from dimobench.suite.load import SUITE_FILES
+from dimobench.suite.io import read_json, sha256_file
+from dimobench.suite.load import SUITE_FILES, counts
 from dimobench.suite.schema import RECORD_FILES, Manifest
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_COUNTED = ("personas", "turns", "qa", "by_qa_type", "by_phase", "turn_kinds")
 
 
 class Problems(list[str]):
@@ -27,61 +35,128 @@ class Problems(list[str]):
         """Record one problem at ``line`` of ``file`` (None: the whole file) in field ``fld``."""
         self.append(f"{file}:{line if line is not None else '-'}: {fld}: {msg}")
 
+    def add_error(self, file: str, fld: str, err: InputError) -> None:
+        """Record a reader's ``InputError`` under ``file``; ``fld`` names what failed unless the error does."""
+        encoding = err.message.startswith("not UTF-8")
+        self.add(file, err.line, err.field or ("encoding" if encoding else fld), err.message)
+
 
 def validate_suite(path: str | Path) -> list[str]:
-    """Return every problem found in the suite at ``path`` (empty: the suite is valid)."""
+    """Return every problem found in the suite at ``path`` (empty: the suite is valid).
+
+    Each problem is ``file:line: field: message`` (``-`` for the line when it concerns the whole file).
+    """
     root = Path(path)
     problems = Problems()
+    if not root.is_dir():
+        problems.add("manifest.json", None, "suite", f"{root} is not a directory (give the suite's folder)"
+                     if root.exists() else f"no such directory {root}")
+        return problems
     manifest = _manifest(root, problems)
     records: dict[str, list[tuple[int, Any]]] = {}
+    before = len(problems)
     for name, model in RECORD_FILES.items():
         file = root / name
-        if not file.is_file():
+        if not file.exists():
             if name in SUITE_FILES:
                 problems.add(name, None, "file", "missing")
             continue
         records[name] = _records(file, name, model, problems)
+    every_line_loaded = len(problems) == before
     if all(n in records for n in SUITE_FILES):
         _check_references(records, problems, imported=bool(manifest and manifest.status == "imported"))
+        if manifest and every_line_loaded:  # a line that did not load would only repeat as a count
+            _check_counts(manifest, records, problems)
+    if "verdicts.jsonl" in records and "qa.jsonl" in records:
+        _check_verdicts(records, problems)
+    if manifest and manifest.status == "incomplete":
+        problems.add("manifest.json", None, "status", "incomplete: a stage it was asked for (verification or the "
+                     "audit) did not finish; rerun the command with --resume")
     if manifest:
-        for name, digest in manifest.files.items():
-            file = root / name
-            if file.is_file() and sha256_file(file) != digest:
-                problems.add("manifest.json", None, f"files.{name}", "sha256 does not match the file")
+        _check_files(root, manifest, problems)
     return problems
 
 
 def _manifest(root: Path, problems: Problems) -> Manifest | None:
     file = root / "manifest.json"
-    if not file.is_file():
+    if not file.exists():
         problems.add("manifest.json", None, "file", "missing")
         return None
     try:
-        return Manifest.model_validate(json.loads(file.read_text(encoding="utf-8")))
-    except json.JSONDecodeError as exc:
-        problems.add("manifest.json", exc.lineno, "json", exc.msg)
+        return Manifest.model_validate(read_json(file))
+    except InputError as exc:
+        problems.add_error("manifest.json", "json", exc)
     except ValidationError as exc:
         for err in exc.errors():
-            problems.add("manifest.json", None, ".".join(map(str, err["loc"])), err["msg"].lower())
+            problems.add("manifest.json", None, ".".join(map(str, err["loc"])) or "manifest", err["msg"].lower())
     return None
+
+
+def _check_files(root: Path, manifest: Manifest, problems: Problems) -> None:
+    """Every file the manifest lists exists with its sha256; every record file present is listed."""
+    for name, digest in manifest.files.items():
+        fld = f"files.{name}"
+        if not name or name in (".", "..") or "/" in name or "\\" in name or "\0" in name:
+            problems.add("manifest.json", None, fld, "not a file name inside the suite")
+            continue
+        if not isinstance(digest, str) or not _SHA256.fullmatch(digest):
+            problems.add("manifest.json", None, fld, "not a sha256 (64 lower-case hex digits)")
+            continue
+        file = root / name
+        if not file.exists():
+            problems.add("manifest.json", None, fld, f"lists {name} but the file is missing")
+        elif not file.is_file():
+            problems.add("manifest.json", None, fld, f"lists {name} but it is not a file")
+        else:
+            try:
+                ok = sha256_file(file) == digest
+            except OSError as exc:
+                problems.add(name, None, "file", f"cannot read the file ({exc.strerror or exc})")
+                continue
+            if not ok:
+                problems.add("manifest.json", None, fld, "sha256 does not match the file (edited after writing?)")
+    for name in RECORD_FILES:
+        if name not in manifest.files and (root / name).is_file():
+            problems.add("manifest.json", None, "files", f"{name} is not listed (its sha256 is unknown)")
+
+
+def _check_counts(manifest: Manifest, recs: dict[str, list[tuple[int, Any]]], problems: Problems) -> None:
+    """The manifest's counts equal the records' (only the keys the manifest has)."""
+    actual = counts([p for _, p in recs["personas.jsonl"]], [t for _, t in recs["dialogues.jsonl"]],
+                    [q for _, q in recs["qa.jsonl"]])
+    for key in _COUNTED:
+        if key in manifest.counts and manifest.counts[key] != actual[key]:
+            problems.add("manifest.json", None, f"counts.{key}",
+                         f"says {manifest.counts[key]!r} but the files have {actual[key]!r}")
+
+
+def _check_verdicts(recs: dict[str, list[tuple[int, Any]]], problems: Problems) -> None:
+    known = {q.qa_id for _, q in recs["qa.jsonl"]}
+    seen: set[str] = set()
+    for n, v in recs["verdicts.jsonl"]:
+        if v.qa_id in seen:
+            problems.add("verdicts.jsonl", n, "qa_id", f"duplicate verdict for {v.qa_id!r}")
+        elif v.qa_id not in known:
+            problems.add("verdicts.jsonl", n, "qa_id", f"unknown question {v.qa_id!r}")
+        seen.add(v.qa_id)
 
 
 def _records(file: Path, name: str, model: type[BaseModel], problems: Problems) -> list[tuple[int, Any]]:
     out = []
-    with file.open(encoding="utf-8-sig") as fh:
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                problems.add(name, n, "json", f"not valid JSON ({exc.msg} at column {exc.colno})")
-                continue
-            try:
-                out.append((n, model.model_validate(data)))
-            except ValidationError as exc:
-                for err in exc.errors():
-                    problems.add(name, n, ".".join(map(str, err["loc"])) or "record", err["msg"].lower())
+    try:
+        lines = list(strictjson.jsonl(file, objects=False))
+    except InputError as exc:  # the file cannot be read at all
+        problems.add(name, None, "file", exc.message)
+        return out
+    for n, data in lines:
+        if isinstance(data, InputError):
+            problems.add_error(name, "json", data)
+            continue
+        try:
+            out.append((n, model.model_validate(data)))
+        except ValidationError as exc:
+            for err in exc.errors():
+                problems.add(name, n, ".".join(map(str, err["loc"])) or "record", err["msg"].lower())
     return out
 
 
@@ -206,7 +281,11 @@ def _check_options(q: Any, n: int, problems: Problems, imported: bool) -> None:
     if not q.options:
         if not imported:
             problems.add(f, n, "options", "a generated suite needs options")
+        if q.answer_index is not None:
+            problems.add(f, n, "answer_index", f"{q.answer_index} given but the question has no options")
         return
+    if len(q.options) < 2:
+        problems.add(f, n, "options", "a multiple-choice question needs at least 2 options")
     if len({o.strip().lower() for o in q.options}) != len(q.options):
         problems.add(f, n, "options", "duplicate options")
     for name in ("answer_index", "stale_index", "confounder_index"):
