@@ -19,7 +19,7 @@ from dimobench.generate.pipeline import ProgressFn, run_stages, stage_records
 from dimobench.suite.card import render_card
 from dimobench.suite.io import atomic_write_text
 from dimobench.suite.load import Suite, counts, load_suite, write_suite
-from dimobench.suite.outdir import prepare_out
+from dimobench.suite.outdir import claim_out
 from dimobench.suite.schema import Manifest
 from dimobench.suite.validate import validate_suite
 
@@ -78,7 +78,19 @@ def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False,
     if verify and cfg.verifier != "offline":  # a missing key or SDK fails here, before anything is written
         resolve_backend(cfg.verifier, base_url=options.base_url, cache_dir=options.cache_dir,
                         timeout=options.timeout)
-    prepare_out(out, force=force, resume=resume)
+    with claim_out(out, "generate", force=force, resume=resume):
+        carried = _human_verdicts(out) if resume else None
+        return _generate_into(out, cfg, options, llm, progress, (verify, audit), resume, carried)
+
+
+def _generate_into(out: Path, cfg: GenerateConfig, options: RunOptions, llm: Any, progress: ProgressFn | None,
+                   checks: tuple[bool, bool], resume: bool, carried: tuple[list[str], object] | None) -> Manifest:
+    """The body of :func:`generate_suite` once ``out`` is claimed: stages 1-5, stage 6, the audit.
+
+    The manifest says ``incomplete`` until verification and the audit it was asked for have finished, so a run
+    killed in between never leaves a suite that claims to be complete.
+    """
+    verify, audit = checks
     run = run_stages(cfg, out, progress, llm=llm, concurrency=options.concurrency)
     res = run["results"]
     personas, schedules = res["personas"].personas, res["drift"].schedules
@@ -98,8 +110,11 @@ def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False,
         config["qa_rules"] = cfg.qa_rules
     manifest = write_suite(out, {"personas.jsonl": personas, "schedules.jsonl": schedules,
                                  "dialogues.jsonl": turns, "qa.jsonl": qa},
-                           {"status": status, "dimobench_version": __version__, "config": config,
+                           {"status": "incomplete" if verify or audit else status,
+                            "dimobench_version": __version__, "config": config,
                             "counts": counts(personas, turns, qa), "stages": stage_records(run["fingerprints"])})
+    if carried is not None and set(carried[0]) <= {q.qa_id for q in qa}:
+        manifest = _update_manifest(out, files={"human_verdicts.jsonl": None}, counts={"human_verdicts": carried[1]})
     atomic_write_text(out / "README.md", render_card(manifest))
     if verify:
         from dimobench.verify import verify_suite
@@ -110,27 +125,47 @@ def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False,
                      concurrency=options.concurrency, timeout=options.timeout, resume=resume)
         if progress:
             progress("verify", "done")
-        manifest = Manifest.model_validate_json((out / "manifest.json").read_text(encoding="utf-8"))
     if audit:
         if progress:
             progress("audit", "running")
-        manifest = _record_audit(out, manifest)
+        from dimobench.audit import audit_suites
+        from dimobench.audit.card import summary
+
+        manifest = _update_manifest(out, audit=summary(audit_suites([out])))
         if progress:
             progress("audit", "done")
+    if verify or audit:
+        manifest = _update_manifest(out, status=status)
     return manifest
 
 
-def _record_audit(out: Path, manifest: Manifest) -> Manifest:
-    """Audit the suite at ``out`` and write the card's summary into its manifest and README."""
+def _human_verdicts(out: Path) -> tuple[list[str], object] | None:
+    """The question ids and counts ``review merge`` wrote into the suite at ``out`` (kept across
+    ``generate --resume``), or None."""
+    from dimobench.suite.io import read_jsonl
+
+    path, manifest_path = out / "human_verdicts.jsonl", out / "manifest.json"
+    if not path.is_file() or not manifest_path.is_file():
+        return None
+    old = Manifest.model_validate_json(manifest_path.read_text(encoding="utf-8"))
+    if "human_verdicts.jsonl" not in old.files:
+        return None
+    return [str(rec.get("qa_id")) for _, rec in read_jsonl(path)], old.counts.get("human_verdicts", {})
+
+
+def _update_manifest(out: Path, files: dict[str, None] | None = None, counts: dict[str, object] | None = None,
+                     **fields: object) -> Manifest:
+    """Rewrite ``out/manifest.json`` with ``fields`` set, ``files`` re-hashed, ``counts`` merged; refresh README."""
     import json
 
-    from dimobench.audit import audit_suites
-    from dimobench.audit.card import summary
+    from dimobench.suite.io import sha256_file
 
-    data = manifest.model_dump(mode="json")
-    data["audit"] = summary(audit_suites([out]))
-    atomic_write_text(out / "manifest.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    data = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    data.update(fields)
+    data["files"] = {**data["files"], **{name: sha256_file(out / name) for name in files or {}}}
+    data["counts"] = {**data["counts"], **(counts or {})}
     manifest = Manifest.model_validate(data)
+    atomic_write_text(out / "manifest.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     atomic_write_text(out / "README.md", render_card(manifest))
     return manifest
 

@@ -77,8 +77,9 @@ def audit_suites(paths: Sequence[str | Path], train: Sequence[str | Path] = (), 
     report.gates = check_gates(report, limits)
     report.passed = all(g.passed for g in report.gates)
     if out is not None:
-        folder = Path(out)
-        folder.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(folder / "audit.json", json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
-        atomic_write_text(folder / "audit.md", markdown(report))
+        from dimobench.suite.outdir import claim_out
+
+        with claim_out(Path(out), "audit", force=True) as folder:  # an earlier audit there is replaced, nothing else
+            atomic_write_text(folder / "audit.json", json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+            atomic_write_text(folder / "audit.md", markdown(report))
     return report

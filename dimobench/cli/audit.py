@@ -17,7 +17,8 @@ def audit(
         help="Suites the learned attacks train on (e.g. other seeds); default: leave-one-persona-out.")] = None,
     against: Annotated[Optional[list[Path]], typer.Option(
         help="Suites whose user turns this one should not repeat verbatim.")] = None,
-    out: Annotated[Optional[Path], typer.Option(help="Write audit.json and audit.md here.")] = None,
+    out: Annotated[Optional[Path], typer.Option(help="Write audit.json and audit.md here (an empty folder, or one "
+                                                     "holding an earlier audit, which is replaced).")] = None,
     gate: Annotated[Optional[list[str]], typer.Option(
         help="Override a gate, NAME=LIMIT (no_context, bow_window, recent_mention, their _inverse, flagged_items, "
              "lint_findings).")] = None,

@@ -13,6 +13,7 @@ from dimobench.errors import InputError
 from dimobench.evaluate.protocol import SystemFailure
 from dimobench.evaluate.replay import ProgressFn, SystemRun, run_system, safe_name
 from dimobench.evaluate.results import EvalReport
+from dimobench.strictjson import dumps
 from dimobench.suite.io import atomic_write_text
 from dimobench.suite.load import Suite, load_suite
 
@@ -54,6 +55,9 @@ class EvalConfig(BaseModel):
     agents: str = "rules"
     """Sub-agents of the PreCoMem systems (precomem and its ablations): ``rules`` or an LLM, ``openai/<model>``
     or ``gemini/<model>``, reached through ``base_url`` and cached in ``cache_dir`` like the answerer."""
+    call_timeout_s: float = Field(300.0, gt=0)
+    """Longest a system under test may take in one call (reset, observe, recall, answer, stats) before the run
+    fails with one line; changes no answer, not recorded."""
     memory_llm: str | None = None
     """LLM of the full-mode outside systems (``mem0``, ``amem``): ``openai/<model>``, reached through ``base_url``
     and cached in ``cache_dir``; unset, those systems fail with one line saying they need one."""
@@ -72,16 +76,22 @@ def _suite_keys(paths: list[Path]) -> list[str]:
 
 def _write_answers(out: Path, system: str, runs: list[SystemRun]) -> str:
     name = f"answers-{safe_name(system)}.jsonl"
-    text = "".join(json.dumps(a, ensure_ascii=False) + "\n" for r in runs for a in r.answers)
+    text = "".join(dumps(a, ensure_ascii=False) + "\n" for r in runs for a in r.answers)
     atomic_write_text(out / name, text)
     return name
 
 
-def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = None) -> EvalReport:
+def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = None, *, force: bool = False,
+             resume: bool = False) -> EvalReport:
     """Run every system on every suite, write answers, report.json, report.md and plots into ``out``.
 
-    Systems run one after another; each system's answers are written as soon as it finishes. When a system
-    fails, the report of the finished systems is written, then :class:`SystemFailure` is raised.
+    Every suite is validated first (schema, hashes, counts; ``InputError`` for a bad one, before any turn is
+    replayed). ``out`` follows the output-folder rule of :func:`dimobench.suite.outdir.claim_out` and is locked
+    for the run. Each unit (system x suite x persona) is kept as soon as it is done; ``resume`` reuses the
+    finished ones of an earlier run with the same settings. Any report already in ``out`` is removed first and
+    the new one is written last, listing the units it covers. Systems run one after another; each system's
+    answers are written as soon as it finishes. When a system fails, the report of the finished systems is
+    written, then :class:`SystemFailure` is raised.
     """
     from dimobench import __version__
     from dimobench.evaluate.answerer import OfflineAnswerer
@@ -90,6 +100,8 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     from dimobench.evaluate.systems.adapters import LLM_ADAPTERS
     from dimobench.evaluate.systems.adapters.memory_llm import describe_memory_llm
     from dimobench.evaluate.systems.precomem_backend import check_agents, describe_agents
+    from dimobench.evaluate.units import UnitStore
+    from dimobench.suite.outdir import claim_out
 
     set_default_backend(cfg.embedding)
     llm = _llm_answerer(cfg)  # a missing key or SDK fails here, before anything is loaded or replayed
@@ -97,9 +109,8 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     precomem = {} if agents == "rules" else {"agents": agents, "base_url": cfg.base_url, "cache_dir": cfg.cache_dir}
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     keys = _suite_keys(cfg.suites)
-    suites: dict[str, Suite] = {k: load_suite(p) for k, p in zip(keys, cfg.suites, strict=True)}
+    suites: dict[str, Suite] = {k: _valid_suite(p) for k, p in zip(keys, cfg.suites, strict=True)}
     systems = list(dict.fromkeys(cfg.systems))
     memory_llm = _memory_llm(cfg)
     built = {name: make_system(name, cfg.window_n, precomem, memory_llm)  # bad names fail before any run
@@ -118,20 +129,46 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
         config["judges"] = llm.judges.describe()
     if memory_llm is not None and any(s in LLM_ADAPTERS for s in systems):
         config["memory_llm"] = describe_memory_llm(memory_llm["spec"])
-    try:
-        for name in systems:
-            runs[name] = [run_system(name, built[name], suites[k], k, answerer, cfg.k, cfg.stats_every, progress)
-                          for k in keys]
-            files[name] = _write_answers(out, name, runs[name])
-    except SystemFailure:
-        config["status"] = "partial"
-        if runs:
-            _write_report(runs, suites, config, cfg, out)
-        raise
-    finally:
-        if llm is not None:
-            _log_llm_run(out, llm, runs)
-    return EvalReport.model_validate(_write_report(runs, suites, config, cfg, out))
+    settings = {"dimobench_version": __version__, "k": cfg.k, "window_n": cfg.window_n,
+                "stats_every": cfg.stats_every, "answerer": config["answerer"], "embedding": cfg.embedding,
+                "suites": {k: s.manifest.files for k, s in suites.items()},
+                **{key: config[key] for key in ("precomem_agents", "judges", "memory_llm") if key in config}}
+    with claim_out(out, "evaluate", force=force, resume=resume):
+        store = UnitStore(out)
+        store.begin(settings, resume)
+        for stale in ("report.json", "report.md"):  # never an old, complete-looking report beside new answers
+            (out / stale).unlink(missing_ok=True)
+        try:
+            for name in systems:
+                runs[name] = [run_system(name, built[name], suites[k], k, answerer, cfg.k, cfg.stats_every,
+                                         progress, *_unit_fns(store, name, k)) for k in keys]
+                files[name] = _write_answers(out, name, runs[name])
+        except SystemFailure:
+            config["status"] = "partial"
+            if runs:
+                _write_report(runs, suites, config, cfg, out)
+            raise
+        finally:
+            if llm is not None:
+                _log_llm_run(out, llm, runs)
+        return EvalReport.model_validate(_write_report(runs, suites, config, cfg, out))
+
+
+def _valid_suite(path: Path) -> Suite:
+    """Load a suite only once ``validate`` finds nothing wrong with it; ``InputError`` naming the first problem."""
+    from dimobench.suite.validate import validate_suite
+
+    problems = validate_suite(path)
+    if problems:
+        raise InputError(f"not a valid suite ({len(problems)} problem(s); `dimobench validate {path}` lists them); "
+                         f"first: {problems[0]}", path)
+    return load_suite(path)
+
+
+def _unit_fns(store: Any, system: str, suite: str) -> tuple[Any, Any]:
+    """``run_system``'s ``reuse`` and ``keep`` for one system on one suite."""
+    return (lambda pid: store.load(system, suite, pid),
+            lambda pid, part: store.save(system, suite, pid, part))
 
 
 def _memory_llm(cfg: EvalConfig) -> dict[str, Any] | None:
@@ -182,7 +219,9 @@ def _write_report(runs: dict[str, list[SystemRun]], suites: dict[str, Suite], co
     report = build_report(runs, suites, config, cfg.window, cfg.bootstrap, cfg.seed)
     if cfg.plots:
         config["plots"] = plots(report, suites, out)
-    atomic_write_text(out / "report.json", json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    report["config"]["units"] = {name: {r.suite: [p.persona_id for p in suites[r.suite].personas] for r in rs}
+                                 for name, rs in runs.items()}  # system -> suite -> personas it covers
+    atomic_write_text(out / "report.json", dumps(report, indent=2, ensure_ascii=False) + "\n")
     atomic_write_text(out / "report.md", markdown(report))
     return report
 

@@ -62,58 +62,84 @@ def _plain_stats(raw: Any) -> dict[str, Any]:
     return {k: v for k, v in raw.items() if isinstance(v, (int, float, str, bool)) or v is None}
 
 
+UnitFn = Callable[[str], "SystemRun | None"]
+"""reuse(persona_id): a unit finished by an earlier run, or None."""
+KeepFn = Callable[[str, "SystemRun"], "SystemRun"]
+"""keep(persona_id, unit): store a finished unit; returns it as it will be read back."""
+
+
 def run_system(system_name: str, system: Any, suite: Suite, suite_key: str, answerer: OfflineAnswerer | Any,
-               k: int, stats_every: int = 10, progress: ProgressFn | None = None) -> SystemRun:
+               k: int, stats_every: int = 10, progress: ProgressFn | None = None,
+               reuse: UnitFn | None = None, keep: KeepFn | None = None) -> SystemRun:
     """Evaluate one system on one suite (every persona, in suite order).
 
-    An answerer with ``choose_batch`` (the LLM answerer) gets each persona's questions, with the items recalled
-    at their ask turns, once that persona's replay is done; rows keep question order either way.
+    Each persona is a unit: ``reuse`` may hand back one finished earlier (it is not replayed), ``keep`` stores
+    each one replayed here as soon as it is done. An answerer with ``choose_batch`` (the LLM answerer) gets
+    each persona's questions, with the items recalled at their ask turns, once that persona's replay is done;
+    rows keep question order either way.
     """
     run = SystemRun(system_name, suite_key, k=k)
     if hasattr(system, "bind_suite") and getattr(system, "needs_latent_plan", False):
         system.bind_suite(suite)  # only the built-in oracle reads the latent plan
-    has_answer = callable(getattr(system, "answer", None))
-    has_stats = callable(getattr(system, "stats", None))
-    batch = callable(getattr(answerer, "choose_batch", None))  # LLM answerers: after the persona's replay
-    deferred: list[tuple[int, Any, list[Recalled]]] = []
     questions: dict[str, dict[int, list[Any]]] = defaultdict(lambda: defaultdict(list))
     for q in suite.qa:
         questions[q.persona_id][q.ask_turn].append(q)
     done = 0
     for persona in suite.personas:
         pid = persona.persona_id
-        turns = suite.turns_of(pid)
-        _call(system_name, f"reset at persona {pid}", system.reset, pid)
-        pending = questions.get(pid, {})
-        last_turn = turns[-1].turn if turns else 0
-        for i, turn in enumerate(turns):
-            where = f"persona {pid} turn {turn.turn}"
-            t0 = time.perf_counter()
-            _call(system_name, f"observe at {where}", system.observe, public_turn(turn))
-            run.observe_ms.append((time.perf_counter() - t0) * 1000)
-            asked = list(pending.get(turn.turn, []))
-            if i == len(turns) - 1:  # questions past the last turn are asked at the end
-                asked += [q for t, qs in pending.items() if t > last_turn for q in qs]
-            for q in asked:
-                if batch and not (has_answer and q.options):
-                    items = _recall(system_name, system, q, k, run, where)
-                    deferred.append((len(run.answers), q, items))
-                    run.answers.append({})  # filled in once the persona's replay is done
-                else:
-                    run.answers.append(_ask(system_name, system, q, answerer, k, has_answer, run, where))
-            if has_stats and (turn.turn % stats_every == 0 or i == len(turns) - 1):
-                stats = _plain_stats(_call(system_name, f"stats at {where}", system.stats))
-                run.memory.append({"persona_id": pid, "turn": turn.turn, **stats})
-            done += 1
-            if progress is not None:
-                progress(system_name, suite_key, pid, turn.turn, done)
-        if deferred:  # recall results are fixed by now, so the answers may run concurrently, in question order
-            # only an answerer with choose_batch defers questions (``batch`` above), i.e. the LLM answerer
-            choices = cast("LLMAnswerer", answerer).choose_batch([(q, items) for _, q, items in deferred])
-            for (pos, q, items), choice in zip(deferred, choices, strict=True):
-                run.answers[pos] = _row(run, system_name, q, choice.index, choice.support, choice.mode, items,
-                                        choice.extra, choice.correct)
-            deferred = []
+        part = reuse(pid) if reuse is not None else None
+        if part is None:
+            part = _run_persona(system_name, system, suite, suite_key, pid, questions.get(pid, {}), answerer, k,
+                                stats_every, progress, done)
+            if keep is not None:
+                part = keep(pid, part)
+        elif progress is not None:
+            for turn in suite.turns_of(pid):
+                progress(system_name, suite_key, pid, turn.turn, done + 1)
+        done += len(suite.turns_of(pid))
+        for name in ("answers", "observe_ms", "recall_ms", "memory"):
+            getattr(run, name).extend(getattr(part, name))
+    return run
+
+
+def _run_persona(system_name: str, system: Any, suite: Suite, suite_key: str, pid: str,
+                 pending: dict[int, list[Any]], answerer: Any, k: int, stats_every: int,
+                 progress: ProgressFn | None, done: int) -> SystemRun:
+    """Replay one persona from ``reset`` to its last turn: one unit."""
+    run = SystemRun(system_name, suite_key, k=k)
+    has_answer = callable(getattr(system, "answer", None))
+    has_stats = callable(getattr(system, "stats", None))
+    batch = callable(getattr(answerer, "choose_batch", None))  # LLM answerers: after the persona's replay
+    deferred: list[tuple[int, Any, list[Recalled]]] = []
+    turns = suite.turns_of(pid)
+    _call(system_name, f"reset at persona {pid}", system.reset, pid)
+    last_turn = turns[-1].turn if turns else 0
+    for i, turn in enumerate(turns):
+        where = f"persona {pid} turn {turn.turn}"
+        t0 = time.perf_counter()
+        _call(system_name, f"observe at {where}", system.observe, public_turn(turn))
+        run.observe_ms.append((time.perf_counter() - t0) * 1000)
+        asked = list(pending.get(turn.turn, []))
+        if i == len(turns) - 1:  # questions past the last turn are asked at the end
+            asked += [q for t, qs in pending.items() if t > last_turn for q in qs]
+        for q in asked:
+            if batch and not (has_answer and q.options):
+                items = _recall(system_name, system, q, k, run, where)
+                deferred.append((len(run.answers), q, items))
+                run.answers.append({})  # filled in once the persona's replay is done
+            else:
+                run.answers.append(_ask(system_name, system, q, answerer, k, has_answer, run, where))
+        if has_stats and (turn.turn % stats_every == 0 or i == len(turns) - 1):
+            stats = _plain_stats(_call(system_name, f"stats at {where}", system.stats))
+            run.memory.append({"persona_id": pid, "turn": turn.turn, **stats})
+        if progress is not None:
+            progress(system_name, suite_key, pid, turn.turn, done + i + 1)
+    if deferred:  # recall results are fixed by now, so the answers may run concurrently, in question order
+        # only an answerer with choose_batch defers questions (``batch`` above), i.e. the LLM answerer
+        choices = cast("LLMAnswerer", answerer).choose_batch([(q, items) for _, q, items in deferred])
+        for (pos, q, items), choice in zip(deferred, choices, strict=True):
+            run.answers[pos] = _row(run, system_name, q, choice.index, choice.support, choice.mode, items,
+                                    choice.extra, choice.correct)
     return run
 
 

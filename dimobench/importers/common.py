@@ -6,7 +6,6 @@ touch ``--out``. So malformed input raises :class:`~dimobench.errors.InputError`
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -15,8 +14,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from dimobench import strictjson
 from dimobench.errors import InputError
-from dimobench.suite.outdir import prepare_out
+from dimobench.suite.outdir import claim_out
 from dimobench.suite.schema import Persona, QAItem, Turn
 
 
@@ -49,22 +49,13 @@ def fail(path: Path, message: str, field_name: str | None = None, line: int | No
 
 
 def read_json(path: Path) -> Any:
-    """Parse a whole JSON file; a syntax error names file and line."""
-    text = read_text(path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise fail(path, f"not valid JSON ({exc.msg} at column {exc.colno})", line=exc.lineno) from None
+    """Parse a whole strict-JSON file (:func:`dimobench.strictjson.loads`); every failure names file and line."""
+    return strictjson.loads(read_text(path), path)
 
 
 def read_text(path: Path) -> str:
-    """Read a UTF-8 file (a BOM is allowed); a missing or undecodable file is an ``InputError``."""
-    if not path.is_file():
-        raise fail(path, "no such file")
-    try:
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise fail(path, f"not UTF-8 text (byte {exc.start})") from None
+    """Read a UTF-8 file (a BOM is allowed); a missing, unreadable or undecodable file is an ``InputError``."""
+    return strictjson.read_text(path)
 
 
 def need(obj: Any, key: str, kind: type | tuple[type, ...], path: Path, where: str) -> Any:
@@ -147,16 +138,16 @@ def write_imported(imp: Imported, out: Path, force: bool = False) -> Any:
     from dimobench.suite.io import atomic_write_text
     from dimobench.suite.load import write_suite
 
-    prepare_out(out, force, markers=("manifest.json",))
     names = [p.name for p in imp.paths]
     config: dict[str, object] = {"source": imp.source, "path": names if len(names) > 1 else names[0],
                                  "licence": imp.licence, "citation": imp.citation}
-    manifest = write_suite(out, {"personas.jsonl": imp.personas, "schedules.jsonl": [],
-                                 "dialogues.jsonl": imp.turns, "qa.jsonl": imp.qa},
-                           {"status": "imported", "dimobench_version": __version__, "config": config,
-                            "counts": source_counts(imp), "dropped_evidence": imp.dropped_evidence,
-                            "import_notes": imp.notes, **imp.extra})
-    atomic_write_text(out / "README.md", render_card(imp, manifest))
+    with claim_out(out, "import", force):
+        manifest = write_suite(out, {"personas.jsonl": imp.personas, "schedules.jsonl": [],
+                                     "dialogues.jsonl": imp.turns, "qa.jsonl": imp.qa},
+                               {"status": "imported", "dimobench_version": __version__, "config": config,
+                                "counts": source_counts(imp), "dropped_evidence": imp.dropped_evidence,
+                                "import_notes": imp.notes, **imp.extra})
+        atomic_write_text(out / "README.md", render_card(imp, manifest))
     return manifest
 
 

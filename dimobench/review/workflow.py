@@ -11,24 +11,9 @@ from dimobench.errors import ConfigError, InputError
 from dimobench.review.sampling import DEFAULT_BY, Sample, draw_sample
 from dimobench.review.sheets import SHEET_COLUMNS, annotator_names, sheet_row, write_csv
 from dimobench.suite.io import atomic_write_text, write_jsonl
+from dimobench.suite.outdir import claim_out
 
 SAMPLE_FILE = "sample.jsonl"
-
-
-def _prepare_out(out: Path, force: bool) -> None:
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"--out {out} is a file")
-    if not out.exists():
-        return
-    ours = [p for p in out.iterdir() if p.name == SAMPLE_FILE or (p.name.startswith("sheet_") and
-                                                                   p.suffix == ".csv")]
-    others = [p for p in out.iterdir() if p.suffix.lower() == ".csv" and p not in ours]
-    if others:
-        raise ConfigError(f"--out {out} holds other CSV files ({others[0].name}); choose an empty directory")
-    if ours and not force:
-        raise ConfigError(f"--out {out} already holds a sample; pass --force to replace it")
-    for p in ours:
-        p.unlink()
 
 
 def sample_suite(suite_path: Path, out: Path, frac: float = 0.2, by: Sequence[str] = DEFAULT_BY,
@@ -44,20 +29,20 @@ def sample_suite(suite_path: Path, out: Path, frac: float = 0.2, by: Sequence[st
     people = annotator_names(annotators, names)
     suite = load_suite(suite_path)
     sample = draw_sample(suite.qa, frac=frac, by=by, calibration=calibration, seed=seed)
-    _prepare_out(out, force)
-    by_id = {q.qa_id: q for q in suite.qa}
-    turns: dict[str, dict[int, Any]] = {}
-    for t in suite.dialogues:
-        turns.setdefault(t.persona_id, {})[t.turn] = t
-    rows = [sheet_row(by_id[it.qa_id], turns.get(by_id[it.qa_id].persona_id, {}), sample.sample_id,
-                      it.stratum, it.calibration) for it in sample.items]
-    write_jsonl(out / SAMPLE_FILE, [{"qa_id": it.qa_id, "stratum": it.stratum, "calibration": it.calibration,
-                                     "sample_id": sample.sample_id} for it in sample.items])
-    paths = []
-    for name in people:
-        path = out / f"sheet_{name}.csv"
-        write_csv(path, SHEET_COLUMNS, rows)
-        paths.append(path)
+    with claim_out(out, "review sample", force):
+        by_id = {q.qa_id: q for q in suite.qa}
+        turns: dict[str, dict[int, Any]] = {}
+        for t in suite.dialogues:
+            turns.setdefault(t.persona_id, {})[t.turn] = t
+        rows = [sheet_row(by_id[it.qa_id], turns.get(by_id[it.qa_id].persona_id, {}), sample.sample_id,
+                          it.stratum, it.calibration) for it in sample.items]
+        write_jsonl(out / SAMPLE_FILE, [{"qa_id": it.qa_id, "stratum": it.stratum, "calibration": it.calibration,
+                                         "sample_id": sample.sample_id} for it in sample.items])
+        paths = []
+        for name in people:
+            path = out / f"sheet_{name}.csv"
+            write_csv(path, SHEET_COLUMNS, rows)
+            paths.append(path)
     return sample, paths
 
 

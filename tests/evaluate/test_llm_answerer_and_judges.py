@@ -228,7 +228,7 @@ def test_failure_after_retries_is_recorded_exit_1_and_rerun_retries_only_it(suit
         report = json.loads((tmp_path / "s" / "report.json").read_text())
         assert report["systems"]["full"]["failed"] == 1 and report["systems"]["full"]["n"] == len(answers)
         before = srv.count
-        r = run(cmd)  # the fault plan is spent: the rerun succeeds, calling only for the failed item
+        r = run([*cmd, "--resume"])  # the fault plan is spent: the rerun succeeds, calling only for the failed item
         assert r.returncode == 0, r.stderr
         assert srv.count == before + 1
         assert not any(a["failed"] for a in rows(tmp_path / "s"))
@@ -248,7 +248,7 @@ def test_killed_run_repeats_only_calls_in_flight(suite: Path, tmp_path: Path) ->
         cached = sum(1 for ln in (tmp_path / "cache" / "llm-replies.jsonl").read_bytes().splitlines() if ln.strip())
         assert 0 < cached < total and before - cached <= concurrency
         srv.delay = 0
-        r = run(cmd)
+        r = run([*cmd, "--resume"])
         assert r.returncode == 0, r.stderr
         assert srv.count - before == total - cached  # only what was not finished (in flight included)
     assert deterministic(tmp_path / "s") == deterministic(tmp_path / "ref")
