@@ -130,15 +130,14 @@ def claim_out(out: Path, command: str, force: bool = False, resume: bool | None 
     kind = KINDS[command]
     out = Path(out)
     _check_place(out)
-    existing = _contents(out)
-    if existing:
+    if _contents(out) and owner(out) is None:  # refused before anything is created in it
         _check_ours(out, kind, force, resume)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ConfigError(f"cannot create --out {out}: {exc.strerror}") from None
     with lock_folder(out):
-        if _contents(out):  # looked again under the lock: another run may have written meanwhile
+        if _contents(out):  # checked under the lock, so a running writer is reported as that, not as "not empty"
             _check_ours(out, kind, force, resume)
             if force:
                 _wipe(out)
