@@ -27,7 +27,7 @@ LOCK = "lock"
 WRITER = "dimobench"
 
 KINDS = {"generate": "suite", "import": "suite", "evaluate": "evaluation", "review sample": "review sample",
-         "audit": "audit"}
+         "audit": "audit", "verify --calibrate": "calibration copy", "schema": "schema export"}
 """Writing command -> the kind of output it leaves; ``--force`` replaces only an output of the same kind."""
 
 

@@ -58,13 +58,18 @@ def calibrate(src: str | Path, per_defect: int = 40, seed: int = 0, out: str | P
 
     The copy goes to ``out`` when given (kept), else to a temporary directory (removed).
     """
+    from contextlib import nullcontext
+
+    from dimobench.suite.outdir import claim_out
+
     tmp = None
     if out is None:
         tmp = tempfile.mkdtemp(prefix="dimobench-calibrate-")
         out = Path(tmp) / "suite"
-    try:
-        planted = plant_defects(src, out, per_defect, seed)
-        result = verify_offline(out, embedder=embedder)
+    try:  # a kept copy goes only where an earlier calibration copy (or nothing) is
+        with claim_out(Path(out), "verify --calibrate", force=True) if tmp is None else nullcontext():
+            planted = plant_defects(src, Path(out), per_defect, seed)
+            result = verify_offline(out, embedder=embedder)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)

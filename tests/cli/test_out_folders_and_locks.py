@@ -51,6 +51,8 @@ def test_force_never_touches_a_folder_dimobench_did_not_write(small_suite: Path,
         ["evaluate", str(small_suite), "--system", "none", "--out", str(target), "--force"],
         ["review", "sample", str(small_suite), "--out", str(target), "--force"],
         ["audit", str(small_suite), "--out", str(target)],
+        ["verify", str(small_suite), "--calibrate", "--calibrate-out", str(target)],
+        ["schema", "--out", str(target)],
     ]
     sample = next(iter(sorted(locomo.rglob("locomo*.json"))), None)
     if sample is not None:
