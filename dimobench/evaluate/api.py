@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import platform
 from pathlib import Path
 from typing import Any
@@ -129,13 +128,9 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
         config["judges"] = llm.judges.describe()
     if memory_llm is not None and any(s in LLM_ADAPTERS for s in systems):
         config["memory_llm"] = describe_memory_llm(memory_llm["spec"])
-    settings = {"dimobench_version": __version__, "k": cfg.k, "window_n": cfg.window_n,
-                "stats_every": cfg.stats_every, "answerer": config["answerer"], "embedding": cfg.embedding,
-                "suites": {k: s.manifest.files for k, s in suites.items()},
-                **{key: config[key] for key in ("precomem_agents", "judges", "memory_llm") if key in config}}
     with claim_out(out, "evaluate", force=force, resume=resume):
         store = UnitStore(out)
-        store.begin(settings, resume)
+        store.begin(_settings(cfg, config, suites), resume)
         for stale in ("report.json", "report.md"):  # never an old, complete-looking report beside new answers
             (out / stale).unlink(missing_ok=True)
         try:
@@ -152,6 +147,14 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
             if llm is not None:
                 _log_llm_run(out, llm, runs)
         return EvalReport.model_validate(_write_report(runs, suites, config, cfg, out))
+
+
+def _settings(cfg: EvalConfig, config: dict[str, Any], suites: dict[str, Suite]) -> dict[str, Any]:
+    """What changes an answer: a resumed run must match these before it reuses a unit."""
+    extra = {key: config[key] for key in ("precomem_agents", "judges", "memory_llm") if key in config}
+    return {"dimobench_version": config["dimobench_version"], "k": cfg.k, "window_n": cfg.window_n,
+            "stats_every": cfg.stats_every, "answerer": config["answerer"], "embedding": cfg.embedding,
+            "suites": {k: s.manifest.files for k, s in suites.items()}, **extra}
 
 
 def _valid_suite(path: Path) -> Suite:
@@ -227,25 +230,30 @@ def _write_report(runs: dict[str, list[SystemRun]], suites: dict[str, Suite], co
 
 
 def _load_answers(report_path: Path) -> tuple[dict[str, Any], dict[str, dict[tuple[str, str], bool]]]:
+    """A report and its answers' correctness per (suite, qa_id); anything malformed is an ``InputError``."""
+    from dimobench.strictjson import jsonl, loads, read_text
+
     if report_path.is_dir():
         report_path = report_path / "report.json"
     if not report_path.is_file():
         raise InputError("report.json not found", report_path)
-    try:
-        report = json.loads(report_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not JSON ({exc.msg})", report_path, exc.lineno) from None
+    report = loads(read_text(report_path), report_path)
+    named = report.get("config", {}).get("answers") if isinstance(report, dict) else None
+    if not isinstance(named, dict):
+        raise InputError("not a dimobench report (no config.answers)", report_path)
     answers: dict[str, dict[tuple[str, str], bool]] = {}
-    for system, name in (report.get("config", {}).get("answers") or {}).items():
-        path = report_path.parent / name
+    for system, name in named.items():
+        path = report_path.parent / str(name)
         if not path.is_file():
             raise InputError(f"answers for {system!r} missing beside the report", path)
         rows = {}
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                r = json.loads(line)
-                if r.get("correct") is not None:
-                    rows[(r["suite"], r["qa_id"])] = bool(r["correct"])
+        for line, r in jsonl(path):
+            if isinstance(r, InputError):
+                raise r
+            if not isinstance(r.get("suite"), str) or not isinstance(r.get("qa_id"), str):
+                raise InputError("a row needs string suite and qa_id", path, line)
+            if r.get("correct") is not None:
+                rows[(r["suite"], r["qa_id"])] = bool(r["correct"])
         answers[system] = rows
     return report, answers
 
