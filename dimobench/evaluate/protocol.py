@@ -15,6 +15,10 @@ The harness never passes annotations or gold fields. Every failure inside a syst
 from __future__ import annotations
 
 import importlib
+import itertools
+import math
+import operator
+import reprlib
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -75,6 +79,10 @@ class TurnView(Mapping[str, Any]):
     def __repr__(self) -> str:
         return f"TurnView({self._data!r})"
 
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a plain dict (a copy)."""
+        return dict(self._data)
+
 
 def public_turn(turn: Any) -> TurnView:
     """The view of a suite turn a system may see: the five public fields (plus ``speaker`` on imports)."""
@@ -94,31 +102,104 @@ class Recalled:
     source_turns: list[int] = field(default_factory=list)
 
 
+MAX_TEXT = 20_000
+"""Characters kept of one recalled item's text (longer texts are truncated)."""
+MAX_SOURCE_TURNS = 1_000
+"""Source turns kept of one recalled item."""
+MAX_TURN = 2**31
+"""Source turns at or above this (or negative) are dropped: no suite has that many turns."""
+
+
+class BadRecall(ValueError):
+    """A recall result the harness cannot use (not a list of items, an item without text, a non-finite score)."""
+
+
 def _get(obj: Any, key: str, default: Any = None) -> Any:
-    if isinstance(obj, Mapping):
+    if type(obj) is dict or isinstance(obj, Mapping):
         return obj.get(key, default)
     return getattr(obj, key, default)
 
 
+def _score(pos: int, raw: Any) -> float:
+    if raw is None:
+        return 1.0
+    try:
+        score = float(raw)
+    except OverflowError:
+        score = math.inf
+    except (TypeError, ValueError):
+        raise BadRecall(f"recall item {pos} has a non-numeric score {reprlib.repr(raw)}") from None
+    if not math.isfinite(score):  # the answerer weighs items by score: NaN or inf would decide for it
+        raise BadRecall(f"recall item {pos} has a non-finite score {reprlib.repr(raw)} (scores must be finite)")
+    return score
+
+
+def _turn(t: Any) -> int | None:
+    if isinstance(t, bool):
+        return None
+    if isinstance(t, float):
+        n = int(t) if math.isfinite(t) and t.is_integer() else None
+    else:
+        try:
+            n = operator.index(t)
+        except TypeError:
+            return None
+    return n if n is not None and 0 <= n < MAX_TURN else None
+
+
+def _turns(pos: int, raw: Any) -> list[int]:
+    if type(raw) is list and len(raw) <= MAX_SOURCE_TURNS and all(type(t) is int and 0 <= t < MAX_TURN for t in raw):
+        return list(raw)  # the common case: plain turn numbers (copied: the system may change its list)
+    if raw is None or (isinstance(raw, str) and not raw):
+        return []
+    if isinstance(raw, (str, bytes, Mapping)):
+        raise BadRecall(f"recall item {pos} has source_turns {reprlib.repr(raw)}, expected a list of turn numbers")
+    try:
+        it = iter(raw)
+    except TypeError:
+        raise BadRecall(f"recall item {pos} has source_turns {reprlib.repr(raw)}, "
+                        f"expected a list of turn numbers") from None
+    return [n for n in map(_turn, itertools.islice(it, MAX_SOURCE_TURNS)) if n is not None]
+
+
+def _plain(it: Recalled) -> bool:
+    turns = it.source_turns
+    return (type(it.text) is str and len(it.text) <= MAX_TEXT and type(it.score) is float
+            and math.isfinite(it.score) and type(turns) is list and len(turns) <= MAX_SOURCE_TURNS
+            and all(type(t) is int and 0 <= t < MAX_TURN for t in turns))
+
+
 def normalise_items(items: Any, k: int) -> list[Recalled]:
-    """Turn a system's recall result into at most ``k`` :class:`Recalled` (ValueError on a malformed item)."""
+    """Turn a system's recall result into at most ``k`` :class:`Recalled`; :class:`BadRecall` when it cannot.
+
+    Lazy: at most ``k`` items are taken from any iterable (an endless generator is fine). Strings are items with
+    score 1. Texts are cut at :data:`MAX_TEXT` characters; a score must be a finite number (NaN, inf or an int
+    too large for a float is rejected, not clamped: the answerer weighs by score, and a clamped value would
+    silently decide for the system); source turns keep only non-negative integers (integral floats too), at most
+    :data:`MAX_SOURCE_TURNS`, anything else dropped.
+    """
     if items is None:
         return []
+    try:
+        if isinstance(items, (str, bytes, Mapping)):
+            raise TypeError
+        source = iter(items)
+    except TypeError:
+        raise BadRecall(f"recall returned {type(items).__name__} {reprlib.repr(items)}, "
+                        f"expected a list of items") from None
     out: list[Recalled] = []
-    for pos, it in enumerate(list(items)[:k]):
+    for pos, it in enumerate(itertools.islice(source, max(k, 0))):
+        if type(it) is Recalled and _plain(it):  # normalised already (frozen: safe to share)
+            out.append(it)
+            continue
         if isinstance(it, str):
-            out.append(Recalled(it, 1.0))
+            out.append(Recalled(str.__getitem__(it, slice(MAX_TEXT)), 1.0))
             continue
         text = _get(it, "text")
         if not isinstance(text, str):
-            raise ValueError(f"recall item {pos} has no text")
-        score = _get(it, "score", 1.0)
-        try:
-            score_f = float(score) if score is not None else 1.0
-        except (TypeError, ValueError):
-            raise ValueError(f"recall item {pos} has a non-numeric score {score!r}") from None
-        turns = _get(it, "source_turns") or []
-        out.append(Recalled(text, score_f, [int(t) for t in turns if isinstance(t, (int, float))]))
+            raise BadRecall(f"recall item {pos} has no text")
+        out.append(Recalled(str.__getitem__(text, slice(MAX_TEXT)), _score(pos, _get(it, "score", 1.0)),
+                            _turns(pos, _get(it, "source_turns"))))
     return out
 
 
@@ -131,13 +212,13 @@ def check_methods(name: str, obj: Any) -> None:
 
 
 def import_class(spec: str) -> Callable[..., Any]:
-    """Import ``module:Class`` from the current directory or ``PYTHONPATH``; one clear error otherwise."""
+    """Import ``module:Class`` from ``PYTHONPATH``, installed packages or (searched last) the current directory."""
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise SystemFailure(f"system {spec!r}: expected a built-in name or module:Class")
     cwd = str(Path.cwd())
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
+    if cwd not in sys.path:  # last: a matplotlib.py in the working directory must not shadow the real one
+        sys.path.append(cwd)
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
