@@ -2,7 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(text: str) -> str:
+    """``text`` with control characters and line breaks escaped as ``repr`` does (``\\n``, ``\\x1b``).
+
+    Messages quote what a file holds (a key, an id); escaped, a hostile value cannot break the one-line
+    error or move the terminal's cursor.
+    """
+    return _BREAKS.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 class DimobenchError(Exception):
@@ -14,6 +26,7 @@ class InputError(DimobenchError):
 
     def __init__(self, message: str, path: str | Path | None = None, line: int | None = None,
                  field: str | None = None) -> None:
+        message, field = one_line(message), one_line(field) if field else field
         self.path, self.line, self.field, self.message = path, line, field, message
         where = ""
         if path is not None:

@@ -18,11 +18,12 @@ from __future__ import annotations
 import ast
 import csv
 import io
-import json
 import re
 from pathlib import Path
 from typing import Any
 
+from dimobench import strictjson
+from dimobench.errors import InputError
 from dimobench.importers.common import Imported, fail, read_text
 from dimobench.suite.schema import Persona, QAItem, Turn
 
@@ -52,6 +53,7 @@ ALIASES = {
 REQUIRED = ("question_id", "question_type", "correct_answer", "all_options", "shared_context_id",
             "end_index_in_shared_context")
 _LABEL = re.compile(r"^\s*\(?([a-zA-Z])\)\s*")
+_COUNT = re.compile(r"[0-9]{1,9}(\.0*)?")
 NOTES = [
     "One persona per shared context used by a question; every message (the system persona included) is one "
     "turn; no dates in the source, so `timestamp` is empty.",
@@ -76,7 +78,7 @@ def default_contexts(questions: Path) -> Path:
 def load(path: Path, contexts: Path | None = None) -> Imported:
     """Parse the questions CSV at ``path`` and its shared-context JSONL into an :class:`Imported`."""
     ctx_path = contexts or default_contexts(path)
-    if not ctx_path.is_file():
+    if not ctx_path.exists():
         raise fail(ctx_path, "no such file (the shared-context JSONL; pass --contexts)")
     rows = _rows(path)
     ctxs = _contexts(ctx_path)
@@ -123,16 +125,14 @@ def _rows(path: Path) -> list[tuple[int, dict[str, str]]]:
 
 def _contexts(path: Path) -> dict[str, list[dict[str, str]]]:
     out: dict[str, list[dict[str, str]]] = {}
-    for n, line in enumerate(read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise fail(path, f"not valid JSON ({exc.msg} at column {exc.colno})", line=n) from None
+    for n, obj in strictjson.jsonl(path, objects=False):  # split on "\n" only: U+2028 may sit in a message
+        if isinstance(obj, InputError):
+            raise obj
         if not isinstance(obj, dict) or not obj:
             raise fail(path, "expected an object {shared_context_id: [messages]}", line=n)
         for cid, messages in obj.items():
+            if cid in out:
+                raise fail(path, f"duplicate shared_context_id {cid!r}", cid, n)
             if not isinstance(messages, list) or not messages:
                 raise fail(path, "expected a non-empty list of messages", cid, n)
             for j, m in enumerate(messages):
@@ -158,12 +158,13 @@ def _persona(imp: Imported, cid: str, messages: list[dict[str, str]], persona_id
 
 def _options(raw: str, path: Path, line: int) -> tuple[list[str], list[str]]:
     value: Any = None
-    for parse in (json.loads, ast.literal_eval):
-        try:
-            value = parse(raw)
-            break
-        except (ValueError, SyntaxError):
-            continue
+    try:
+        value = strictjson.loads(raw)
+    except InputError:
+        try:  # the 128k and 1M files write Python list reprs (single quotes)
+            value = ast.literal_eval(raw)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            value = None
     if not isinstance(value, list) or not value or not all(isinstance(o, str) for o in value):
         raise fail(path, "expected a list of option strings", "all_options", line)
     labels = [m.group(1).lower() if (m := _LABEL.match(o)) else "" for o in value]
@@ -176,10 +177,9 @@ def _question(imp: Imported, row: dict[str, str], line: int, path: Path, n_messa
     if not qid or qid in seen:
         raise fail(path, f"empty or duplicate question_id {qid!r}", "question_id", line)
     seen.add(qid)
-    try:
-        end = int(float(row["end_index_in_shared_context"]))
-    except ValueError:
-        end = -1
+    raw_end = row["end_index_in_shared_context"]
+    # a whole number, "12" or "12.0" as pandas writes it; never "inf", "1e3" or "3.7" read as some count
+    end = int(raw_end.split(".")[0]) if _COUNT.fullmatch(raw_end) else -1
     if not 1 <= end <= n_messages:
         raise fail(path, f"{row['end_index_in_shared_context']!r} is not a message count in 1..{n_messages}",
                    "end_index_in_shared_context", line)

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from dimobench import strictjson
-from dimobench.errors import InputError
+from dimobench.errors import InputError, one_line
 from dimobench.suite.io import read_json, sha256_file
 from dimobench.suite.load import SUITE_FILES, counts
 from dimobench.suite.schema import RECORD_FILES, Manifest
@@ -33,7 +33,7 @@ class Problems(list[str]):
 
     def add(self, file: str, line: int | None, fld: str, msg: str) -> None:
         """Record one problem at ``line`` of ``file`` (None: the whole file) in field ``fld``."""
-        self.append(f"{file}:{line if line is not None else '-'}: {fld}: {msg}")
+        self.append(one_line(f"{file}:{line if line is not None else '-'}: {fld}: {msg}"))
 
     def add_error(self, file: str, fld: str, err: InputError) -> None:
         """Record a reader's ``InputError`` under ``file``; ``fld`` names what failed unless the error does."""
@@ -142,7 +142,7 @@ def _check_verdicts(recs: dict[str, list[tuple[int, Any]]], problems: Problems) 
 
 
 def _records(file: Path, name: str, model: type[BaseModel], problems: Problems) -> list[tuple[int, Any]]:
-    out = []
+    out: list[tuple[int, Any]] = []
     try:
         lines = list(strictjson.jsonl(file, objects=False))
     except InputError as exc:  # the file cannot be read at all
