@@ -66,8 +66,9 @@ def need(obj: Any, key: str, kind: type | tuple[type, ...], path: Path, where: s
     if key not in obj:
         raise fail(path, "missing", name)
     value = obj[key]
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        want = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):  # JSON true is no id
+        want = " or ".join(k.__name__ for k in kinds)
         raise fail(path, f"expected {want}, got {type(value).__name__}", name)
     return value
 

@@ -122,3 +122,16 @@ def test_lax_numbers_in_sources_are_refused(tmp_path: Path) -> None:
     data[0]["qa"][0]["category"] = True
     with pytest.raises(InputError, match=r"\[0\]\.qa\[0\]\.category: expected int, got bool"):
         import_benchmark("locomo", write_json(tmp_path / "l.json", data), tmp_path / "out")
+
+
+@pytest.mark.parametrize("source,edit,where", [
+    ("longmemeval", lambda d: d[0].update(question_id=True), r"\[0\]\.question_id: expected str or int, got bool"),
+    ("amemgym", lambda d: d[0].update(id=False), r"\[0\]\.id: expected str or int, got bool"),
+    ("locomo", lambda d: d[0]["qa"][1].update(answer=True), r"\[0\]\.qa\[1\]\.answer: expected str or int or "
+                                                             r"float, got bool"),
+])
+def test_booleans_are_not_ids_or_answers(tmp_path: Path, source: str, edit, where: str) -> None:  # type: ignore[no-untyped-def]
+    data = {"locomo": locomo_sample, "longmemeval": longmemeval_items, "amemgym": amemgym_users}[source]()
+    edit(data)
+    with pytest.raises(InputError, match=where):
+        import_benchmark(source, write_json(tmp_path / "in.json", data), tmp_path / "out")
