@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dimobench import strictjson
 from dimobench.backends import batch as batch_api
 from dimobench.backends.base import ChatLLM, Request, redact
 from dimobench.backends.batch import BatchOptions
 from dimobench.backends.usage import Ledger
+from dimobench.errors import InputError
 
 STATE_DIR = ".dimobench"
 """The hidden run-state folder of a suite or a results folder (stage outputs, run log, failures)."""
@@ -55,23 +57,55 @@ class RunLog:
                 fh.flush()
 
 
+def read_state(path: Path) -> Any | None:
+    """A run-state record (``.dimobench/<stage>.json``) read for ``--resume``; None when there is none yet.
+
+    A damaged one (not UTF-8, not strict JSON, not an object) is an ``InputError`` naming it: resuming on top
+    of it could mix runs, so the user decides (delete the file to redo that step, or start over with --force).
+    """
+    if not path.exists():
+        return None
+    try:
+        data = strictjson.loads(strictjson.read_text(path), path)
+    except InputError as exc:
+        raise InputError(f"damaged run state, {exc.message} (delete it to redo that step, or use --force)",
+                         path, exc.line) from None
+    if not isinstance(data, dict):
+        raise InputError("damaged run state, not a JSON object (delete it to redo that step, or use --force)",
+                         path)
+    return data
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    """The objects of a run-state JSON Lines file; a damaged line is an ``InputError`` naming file and line.
+
+    A last line without its newline is what a kill during an append leaves: it is skipped, not an error.
+    """
+    out = []
+    cut = strictjson.read_bytes(path).rsplit(b"\n", 1)[-1] != b""
+    lines = list(strictjson.jsonl(path))
+    for i, (n, value) in enumerate(lines):
+        if isinstance(value, InputError) and cut and i == len(lines) - 1:
+            break
+        if isinstance(value, InputError):
+            raise InputError(f"damaged run log, {value.message} (delete the line or the file)", path, n)
+        out.append(value)
+    return out
+
+
 def last_event(out: str | Path, event: str, failures: str | None = None) -> dict[str, Any] | None:
     """The latest ``event`` record of ``out/.dimobench/run.log.jsonl`` (None without one).
 
     With ``failures`` (a file name in the same folder), its records are attached as ``failed_items``.
     """
     state = Path(out) / STATE_DIR
-    try:
-        lines = (state / RUN_LOG).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
+    if not (state / RUN_LOG).exists():
         return None
-    marker = f'"event": "{event}"'
-    record: dict[str, Any] | None = next((json.loads(ln) for ln in reversed(lines) if marker in ln), None)
+    record = next((r for r in reversed(_records(state / RUN_LOG)) if r.get("event") == event), None)
     if record is None or failures is None:
         return record
     fails = state / failures
-    record["failed_items"] = [json.loads(ln) for ln in fails.read_text(encoding="utf-8").splitlines()
-                              if ln.strip()] if fails.exists() else []
+    record["failed_items"] = _records(fails) if fails.exists() else []
     return record
 
 

@@ -14,11 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from dimobench.backends import LLM, resolve_backend
-from dimobench.backends.jobs import STATE_DIR
+from dimobench.backends.jobs import STATE_DIR, read_state
 from dimobench.catalog import Catalog, load_catalog
+from dimobench.errors import InputError
 from dimobench.generate.config import GenerateConfig
 from dimobench.generate.stages import confounders, dialogue, drift, personas, qa
 from dimobench.rng import derive_rng
@@ -67,7 +68,12 @@ def run_stages(cfg: GenerateConfig, out: Path, progress: ProgressFn | None = Non
         record = state / f"{stage.NAME}.json"
         cached = _load_done(record, prints[stage.NAME]) if not stale else None
         if cached is not None:
-            results[stage.NAME] = stage.Output.model_validate(cached)
+            try:
+                results[stage.NAME] = stage.Output.model_validate(cached)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                raise InputError(f"damaged run state, {err['msg'].lower()} (delete it to redo that step, or use "
+                                 "--force)", record, None, ".".join(map(str, ("output", *err["loc"])))) from None
             _say(progress, stage.NAME, "kept (fingerprint matches)")
             continue
         stale = True  # everything downstream of a rerun stage reruns too
@@ -92,11 +98,13 @@ def run_stages(cfg: GenerateConfig, out: Path, progress: ProgressFn | None = Non
 
 
 def _load_done(record: Path, fingerprint: str) -> dict[str, Any] | None:
-    try:
-        data = json.loads(record.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    data = read_state(record)  # damaged: InputError naming the file, not a traceback or a silent rerun
+    if data is None or data.get("fingerprint") != fingerprint:
         return None
-    return data["output"] if data.get("fingerprint") == fingerprint else None
+    if not isinstance(data.get("output"), dict):
+        raise InputError("damaged run state, no output object (delete it to redo that step, or use --force)",
+                         record)
+    return data["output"]
 
 
 def _inputs(stage: Any, catalog: Catalog, results: dict[str, BaseModel]) -> Any:
