@@ -20,11 +20,11 @@ from dimobench import strictjson
 from dimobench.backends import batch as batch_api
 from dimobench.backends.base import ChatLLM, Request, redact
 from dimobench.backends.batch import BatchOptions
+from dimobench.backends.limits import RunAborted
 from dimobench.backends.usage import Ledger
 from dimobench.errors import InputError
+from dimobench.suite.outdir import STATE_DIR  # one name for the run-state folder (stage outputs, run log, failures)
 
-STATE_DIR = ".dimobench"
-"""The hidden run-state folder of a suite or a results folder (stage outputs, run log, failures)."""
 RUN_LOG = "run.log.jsonl"
 
 
@@ -118,6 +118,8 @@ def run_jobs(jobs: list[Job], llm: ChatLLM, ledger: Ledger, log: RunLog, failure
     def one(job: Job) -> tuple[str, Any]:
         try:
             resp = ledger.call(llm, job.request)
+        except RunAborted:  # no server, or the run's time is up: the run ends here, not just this job
+            raise
         except Exception as exc:  # recorded, never fatal: the caller decides what a missing reply means
             log.write({"event": "call", "item": job.item, "ok": False, "error": redact(str(exc))})
             return job.item, exc

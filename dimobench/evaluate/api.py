@@ -95,7 +95,7 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     from dimobench import __version__
     from dimobench.evaluate.answerer import OfflineAnswerer
     from dimobench.evaluate.embed import get_embedder, set_default_backend
-    from dimobench.evaluate.systems import make_system
+    from dimobench.evaluate.systems import close_systems, make_system
     from dimobench.evaluate.systems.adapters import LLM_ADAPTERS
     from dimobench.evaluate.systems.adapters.memory_llm import describe_memory_llm
     from dimobench.evaluate.systems.precomem_backend import check_agents, describe_agents
@@ -112,7 +112,8 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     suites: dict[str, Suite] = {k: _valid_suite(p) for k, p in zip(keys, cfg.suites, strict=True)}
     systems = list(dict.fromkeys(cfg.systems))
     memory_llm = _memory_llm(cfg)
-    built = {name: make_system(name, cfg.window_n, precomem, memory_llm)  # bad names fail before any run
+    built = {name: make_system(name, cfg.window_n, precomem, memory_llm, call_timeout_s=cfg.call_timeout_s,
+                               hide=cfg.suites)  # bad names fail before any run; each system behind the guard
              for name in systems}
     answerer = llm if llm is not None else OfflineAnswerer(get_embedder(cfg.embedding))
     runs: dict[str, list[SystemRun]] = {}
@@ -144,6 +145,7 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
                 _write_report(runs, suites, config, cfg, out)
             raise
         finally:
+            close_systems(built.values())  # ends the workers of module:Class systems
             if llm is not None:
                 _log_llm_run(out, llm, runs)
         return EvalReport.model_validate(_write_report(runs, suites, config, cfg, out))

@@ -19,8 +19,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from dimobench.backends.jobs import STATE_DIR
 from dimobench.errors import ConfigError
+
+STATE_DIR = ".dimobench"
+"""The hidden folder of every output dimobench writes: its marker, its lock and resumable run state."""
 
 OWNER = "owner.json"
 LOCK = "lock"

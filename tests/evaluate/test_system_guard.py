@@ -276,3 +276,14 @@ def test_hide_keeps_variables_naming_a_suite_from_the_worker(tiny_suite: Path, h
     assert json.loads((here / "found.json").read_text()) == [str(tiny_suite)]
     make_system("hostile:Cheat", hide=[tiny_suite]).close()
     assert json.loads((here / "found.json").read_text()) == []
+
+
+def test_call_timeout_on_the_command_line_ends_a_hanging_system_in_one_line(tiny_suite: Path, here: Path) -> None:
+    t0 = time.monotonic()
+    res = subprocess.run([sys.executable, "-m", "dimobench", "evaluate", str(tiny_suite), "--out", str(here / "out"),
+                          "--embedding", "hashing", "--bootstrap", "0", "--no-plots", "--system", "hostile:Sleepy",
+                          "--call-timeout", "1"], capture_output=True, text=True, cwd=here, timeout=120)
+    took = time.monotonic() - t0
+    assert _one_line_failure(res) == ("dimobench: error: system 'hostile:Sleepy' timed out after 1s in recall at "
+                                      "persona p01 turn 2")
+    assert took < 30, took  # the 60 s sleep was cut short
