@@ -153,7 +153,7 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
 
 def _settings(cfg: EvalConfig, config: dict[str, Any], suites: dict[str, Suite]) -> dict[str, Any]:
     """What changes an answer: a resumed run must match these before it reuses a unit."""
-    extra = {key: config[key] for key in ("precomem_agents", "judges", "memory_llm") if key in config}
+    extra: dict[str, Any] = {key: config[key] for key in ("precomem_agents", "judges", "memory_llm") if key in config}
     return {"dimobench_version": config["dimobench_version"], "k": cfg.k, "window_n": cfg.window_n,
             "stats_every": cfg.stats_every, "answerer": config["answerer"], "embedding": cfg.embedding,
             "suites": {k: s.manifest.files for k, s in suites.items()}, **extra}
