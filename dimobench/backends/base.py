@@ -5,6 +5,12 @@ configured once here with tenacity (STYLE.md convention 13): each backend's ``sh
 of its errors are transient (rate limits, 5xx, timeouts); invalid JSON and schema-invalid replies are always
 retried. The SDKs' own retries are switched off so this is the only policy. ``DIMOBENCH_RETRY_WAIT_SCALE``
 multiplies every wait (tests set it to 0).
+
+Two failures end a whole run rather than one call (:class:`RunAborted`; the call loops re-raise it): a server
+that is not there (:class:`Unreachable`: connection refused, unknown host; one quick retry, then every later
+call of that backend fails at once with the same line, so a run of hundreds of calls gives up in seconds) and
+a spent time budget (:class:`OutOfTime`, set with :func:`run_limits`, the CLI's ``--timeout``); both live in
+:mod:`dimobench.backends.limits`.
 """
 
 from __future__ import annotations
@@ -17,6 +23,15 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import tenacity
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from dimobench.backends.limits import (
+    UNREACHABLE_ATTEMPTS,
+    UNREACHABLE_WAIT_S,
+    RunAborted,
+    Unreachable,
+    out_of_time,
+    rerun_hint,
+    time_left,
+)
 from dimobench.errors import BackendError
 
 MAX_ATTEMPTS = 5
@@ -180,21 +195,45 @@ class BaseLLM:
 
     ``_send(request, schema)`` returns ``(text, usage)`` or raises; ``should_retry(exc)`` says whether an
     exception is transient; ``_translate(exc)`` may turn an SDK exception into a ``TransientError`` (with
-    ``retry_after``) or a ``BackendError``.
+    ``retry_after``), an :class:`Unreachable` or a ``BackendError``. Once a call found the server unreachable,
+    every later call of this instance fails at once with the same line (a circuit breaker: concurrent calls do
+    not each wait out their retries against a closed port).
     """
 
     provider = "base"
 
-    def __init__(self, model: str, max_attempts: int = MAX_ATTEMPTS) -> None:
+    def __init__(self, model: str, max_attempts: int = MAX_ATTEMPTS, timeout: float = 120.0) -> None:
         self.model = model
         self.max_attempts = max_attempts
+        self.timeout = timeout
+        """Seconds per HTTP request (cut shorter when the run's budget has less left)."""
         self.waits: list[float] = []
         """Every wait the retry policy chose, before ``DIMOBENCH_RETRY_WAIT_SCALE`` (tests read it)."""
+        self.down: str | None = None
+        """The line of the first unreachable failure; set, every call raises it at once."""
 
     def _wait(self, state: tenacity.RetryCallState) -> float:
-        seconds = backoff(state)
+        exc = state.outcome.exception() if state.outcome else None
+        seconds = UNREACHABLE_WAIT_S if isinstance(exc, Unreachable) else backoff(state)
         self.waits.append(seconds)
-        return seconds * wait_scale()
+        seconds *= wait_scale()
+        left = time_left()
+        if left is not None and seconds >= left:
+            raise out_of_time()
+        return seconds
+
+    def _retry(self, state: tenacity.RetryCallState) -> bool:
+        exc = state.outcome.exception() if state.outcome else None
+        if exc is None:
+            return False
+        if isinstance(exc, Unreachable):
+            return state.attempt_number < UNREACHABLE_ATTEMPTS and self.down is None
+        return self.should_retry(exc)
+
+    def request_timeout(self) -> float:
+        """Seconds the next HTTP request may take: ``timeout``, or less when the run's budget is nearly spent."""
+        left = time_left()
+        return self.timeout if left is None else max(0.001, min(self.timeout, left))
 
     @property
     def spec(self) -> str:
@@ -212,6 +251,10 @@ class BaseLLM:
         raise NotImplementedError
 
     def _attempt(self, request: Request, schema: dict[str, Any]) -> Response:
+        if self.down is not None:  # another call found the server gone while this one waited
+            raise Unreachable(self.down)
+        if time_left() == 0:
+            raise out_of_time()
         try:
             text, usage = self._send(request, schema)
         except BackendError:
@@ -222,12 +265,23 @@ class BaseLLM:
                                                          text or ""), usage=usage)
 
     def complete(self, request: Request) -> Response:
-        """Send ``request``, retrying transient failures; raise ``BackendError`` (redacted) after the last."""
+        """Send ``request``, retrying transient failures; raise ``BackendError`` (redacted) after the last.
+
+        Raises :class:`Unreachable` or :class:`OutOfTime` (both :class:`RunAborted`) when the run should stop.
+        """
+        if self.down is not None:
+            raise Unreachable(self.down)
         schema = strict_schema(request.response_model)
         retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(self.max_attempts), wait=self._wait,
-                                     retry=tenacity.retry_if_exception(self.should_retry), reraise=True)
+                                     retry=self._retry, reraise=True)
         try:
             response = retrying(self._attempt, request, schema)
+        except Unreachable as exc:
+            if self.down is None:
+                self.down = redact(f"{self.spec}: {exc}, then {rerun_hint()}")
+            raise Unreachable(self.down) from None
+        except RunAborted as exc:
+            raise type(exc)(redact(f"{self.spec}: {exc}")) from None
         except BackendError as exc:
             attempts = retrying.statistics.get("attempt_number", 1)
             raise BackendError(redact(f"{self.spec}: {exc} (after {attempts} attempt(s))")) from None

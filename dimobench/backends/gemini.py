@@ -11,9 +11,11 @@ import os
 from typing import Any
 
 from dimobench.backends.base import BaseLLM, InvalidReply, Request, TransientError, Usage, retry_after_seconds
+from dimobench.backends.limits import time_left, unreachable
 from dimobench.errors import BackendError
 
 DEFAULT_MODEL = "gemini-2.5-pro"
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
 KEY_VARS = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 
 
@@ -24,7 +26,7 @@ class GeminiBackend(BaseLLM):
 
     def __init__(self, model: str = DEFAULT_MODEL, base_url: str | None = None, timeout: float = 120.0,
                  max_attempts: int | None = None) -> None:
-        super().__init__(model, **({"max_attempts": max_attempts} if max_attempts else {}))
+        super().__init__(model, timeout=timeout, **({"max_attempts": max_attempts} if max_attempts else {}))
         from google import genai
         from google.genai import errors, types
 
@@ -37,6 +39,7 @@ class GeminiBackend(BaseLLM):
                                     retry_options=types.HttpRetryOptions(attempts=1),
                                     **({"base_url": base_url} if base_url else {}))
         self.client = genai.Client(api_key=key, http_options=options)
+        self.base_url = base_url or DEFAULT_BASE_URL
 
     def _translate(self, exc: Exception) -> Exception:
         errors = self._errors
@@ -49,6 +52,9 @@ class GeminiBackend(BaseLLM):
                 return TransientError(f"server error {code}: {_brief(exc)}", retry_after_seconds(headers))
             return BackendError(f"request refused ({code}): {_brief(exc)}")
         name = type(exc).__name__
+        down = unreachable(self.base_url, exc, DEFAULT_BASE_URL)
+        if down is not None:
+            return down
         if "Timeout" in name or "Connect" in name or "Network" in name or "Protocol" in name:
             return TransientError(f"{name}: {_brief(exc)}")
         if isinstance(exc, (ValueError, errors.UnknownApiResponseError)):
@@ -65,6 +71,9 @@ class GeminiBackend(BaseLLM):
             system_instruction=system, temperature=request.temperature, seed=request.seed,
             max_output_tokens=request.max_tokens, response_mime_type="application/json",
             response_json_schema=schema,
+            # only under a run budget, so that requests without one are exactly as before
+            **({"http_options": types.HttpOptions(timeout=int(self.request_timeout() * 1000))}
+               if time_left() is not None else {}),
         )
         reply = self.client.models.generate_content(model=self.model, contents=contents, config=config)
         meta = reply.usage_metadata

@@ -19,9 +19,11 @@ from dimobench.backends.base import (
     retry_after_seconds,
     strict_schema,
 )
+from dimobench.backends.limits import unreachable
 from dimobench.errors import BackendError
 
 DEFAULT_MODEL = "gpt-4o"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
 KEY_VARS = ("OPENAI_API_KEY",)
 
 
@@ -32,7 +34,7 @@ class OpenAIBackend(BaseLLM):
 
     def __init__(self, model: str = DEFAULT_MODEL, base_url: str | None = None, timeout: float = 120.0,
                  max_attempts: int | None = None) -> None:
-        super().__init__(model, **({"max_attempts": max_attempts} if max_attempts else {}))
+        super().__init__(model, timeout=timeout, **({"max_attempts": max_attempts} if max_attempts else {}))
         import openai
 
         key = os.environ.get("OPENAI_API_KEY")
@@ -53,8 +55,9 @@ class OpenAIBackend(BaseLLM):
             return TransientError(f"rate limited (429): {_brief(exc)}", retry_after_seconds(exc.response.headers))
         if isinstance(exc, o.APITimeoutError):
             return TransientError("request timed out")
-        if isinstance(exc, o.APIConnectionError):
-            return TransientError(f"connection failed: {_brief(exc)}")
+        if isinstance(exc, o.APIConnectionError):  # after APITimeoutError, its subclass: timeouts stay retried
+            return (unreachable(str(self.client.base_url), exc, DEFAULT_BASE_URL)
+                    or TransientError(f"connection failed: {_brief(exc)}"))
         if isinstance(exc, o.APIStatusError):
             if exc.status_code >= 500 or exc.status_code in (408, 409):
                 return TransientError(f"server error {exc.status_code}: {_brief(exc)}",
@@ -80,7 +83,8 @@ class OpenAIBackend(BaseLLM):
         return body
 
     def _send(self, request: Request, schema: dict[str, Any]) -> tuple[str | None, Usage]:
-        return completion_text(self.client.chat.completions.create(**self.body(request, schema)))
+        return completion_text(self.client.chat.completions.create(**self.body(request, schema),
+                                                                   timeout=self.request_timeout()))
 
 
 def completion_text(reply: Any) -> tuple[str | None, Usage]:

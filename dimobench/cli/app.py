@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from dimobench.cli.options import BaseUrl, BatchPoll, CacheDir, Concurrency
+from dimobench.cli.options import BaseUrl, BatchPoll, CacheDir, Concurrency, Timeout, time_budget
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Build, verify and run drift benchmarks for long-term dialogue memory.")
@@ -61,6 +61,7 @@ def generate(
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="With --batch: wait for each batch, or exit once "
                                                                 "it is submitted (--resume collects it).")] = True,
     batch_poll: BatchPoll = 30.0,
+    timeout: Timeout = None,
 ) -> None:
     """Generate a drift suite (offline by default: deterministic, no network, no key)."""
     from dimobench.backends.batch import BatchPending
@@ -69,12 +70,13 @@ def generate(
     if not wait and not batch:
         _fail("--no-wait only applies with --batch")
     try:
-        code = _generate(out, preset, dict(turns=turns, drifts=drifts, personas=personas, qa=qa, seed=seed,
-                                           traits=traits, transition_frac=transition_frac, cue_rate=cue_rate,
-                                           confounder_rate=confounder_rate, generator=generator,
-                                           verifier=verifier, qa_rules=qa_rules), force, resume, (verify, audit),
-                         dict(base_url=base_url, cache_dir=cache_dir, concurrency=concurrency), dry_run,
-                         dict(wait=wait, poll_s=batch_poll) if batch else None)
+        with time_budget(timeout, "rerun with --resume"):
+            code = _generate(out, preset, dict(turns=turns, drifts=drifts, personas=personas, qa=qa, seed=seed,
+                                               traits=traits, transition_frac=transition_frac, cue_rate=cue_rate,
+                                               confounder_rate=confounder_rate, generator=generator,
+                                               verifier=verifier, qa_rules=qa_rules), force, resume,
+                             (verify, audit), dict(base_url=base_url, cache_dir=cache_dir, concurrency=concurrency),
+                             dry_run, dict(wait=wait, poll_s=batch_poll) if batch else None)
     except BatchPending as exc:  # --no-wait: submitted, not failed
         typer.echo(f"dimobench: {exc}", err=True)
         return

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from dimobench.cli.options import BaseUrl, CacheDir, Concurrency
+from dimobench.cli.options import BaseUrl, CacheDir, Concurrency, Timeout, at_least, time_budget
 
 
 def _fail(message: str) -> None:
@@ -31,7 +31,8 @@ def evaluate(
                                    envvar="DIMOBENCH_K")] = 10,
     window_n: Annotated[int, typer.Option(help="Turns the window baseline keeps.")] = 20,
     window: Annotated[int, typer.Option(help="Turns per accuracy window (curve, recovery).")] = 50,
-    seed: Annotated[int, typer.Option(help="Bootstrap seed.", envvar="DIMOBENCH_SEED")] = 0,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.", envvar="DIMOBENCH_SEED",
+                                      callback=at_least("--seed", 0))] = 0,
     bootstrap: Annotated[int, typer.Option(help="Bootstrap resamples per interval (0: none).")] = 1000,
     embedding: Annotated[str, typer.Option(help="Answerer embedding: auto, minilm or hashing.",
                                            envvar="DIMOBENCH_EMBEDDING")] = "auto",
@@ -53,14 +54,17 @@ def evaluate(
     memory_llm: Annotated[Optional[str], typer.Option(
         help="LLM of the full-mode systems mem0 and amem (openai/MODEL), reached through --base-url and cached "
              "in --cache-dir; key from OPENAI_API_KEY.", envvar="DIMOBENCH_MEMORY_LLM")] = None,
+    timeout: Timeout = None,
 ) -> None:
     """Score memory systems on drift suites: answers, report.json, report.md and plots in --out."""
     from dimobench.errors import DimobenchError
 
     try:
-        code = _evaluate(suites, out, system, k, window_n, window, seed, bootstrap, embedding, plots,
-                         dict(answerer=answerer, free_text=free_text, judges=judge, base_url=base_url,
-                              cache_dir=cache_dir, concurrency=concurrency, agents=agents, memory_llm=memory_llm))
+        with time_budget(timeout, "rerun (finished calls come from the cache)"):
+            code = _evaluate(suites, out, system, k, window_n, window, seed, bootstrap, embedding, plots,
+                             dict(answerer=answerer, free_text=free_text, judges=judge, base_url=base_url,
+                                  cache_dir=cache_dir, concurrency=concurrency, agents=agents,
+                                  memory_llm=memory_llm))
     except DimobenchError as exc:
         _fail(str(exc))
     if code:
@@ -133,8 +137,9 @@ def _print_llm_summary(console: Any, out: Path) -> int:
 def compare(
     report_a: Annotated[Path, typer.Argument(help="First report.json (or its directory).")],
     report_b: Annotated[Path, typer.Argument(help="Second report.json (or its directory).")],
-    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
-    bootstrap: Annotated[int, typer.Option(help="Paired bootstrap resamples.")] = 1000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.", callback=at_least("--seed", 0))] = 0,
+    bootstrap: Annotated[int, typer.Option(help="Paired bootstrap resamples.",
+                                           callback=at_least("--bootstrap", 1))] = 1000,
 ) -> None:
     """Per-system accuracy difference B - A on shared questions, with a paired bootstrap 95% interval."""
     from dimobench.errors import DimobenchError

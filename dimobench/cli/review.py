@@ -13,6 +13,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from dimobench.cli.options import at_least
+
 review_app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                          help="Human review: blind sheets, agreement (kappa >= 0.75 gate), adjudication.")
 
@@ -75,7 +77,8 @@ def score(
                                              envvar="DIMOBENCH_MIN_KAPPA")] = 0.75,
     sample_file: Annotated[Optional[Path], typer.Option("--sample", help="sample.jsonl (default: beside the "
                                                                            "first sheet, if there).")] = None,
-    seed: Annotated[int, typer.Option(help="Bootstrap seed.", envvar="DIMOBENCH_SEED")] = 0,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.", envvar="DIMOBENCH_SEED",
+                                      callback=at_least("--seed", 0))] = 0,
 ) -> None:
     """Agreement between annotators (Cohen's kappa, Krippendorff's alpha) and with the verifier."""
     from dimobench.review import score_sheets

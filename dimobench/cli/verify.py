@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from dimobench.cli.options import BaseUrl, BatchPoll, CacheDir, Concurrency
+from dimobench.cli.options import BaseUrl, BatchPoll, CacheDir, Concurrency, Timeout, at_least, time_budget
 
 
 def verify(
@@ -24,11 +24,12 @@ def verify(
         "--only", help="Run only this criterion (repeatable): supported, temporally_valid, implicit, "
                        "unambiguous, type_faithful, confounder_robust.")] = None,
     repair: Annotated[bool, typer.Option(help="Regenerate REVISE/REJECT items until they pass.")] = False,
-    max_tries: Annotated[int, typer.Option(help="Repair attempts per item.",
-                                           envvar="DIMOBENCH_MAX_TRIES")] = 8,
+    max_tries: Annotated[int, typer.Option(help="Repair attempts per item.", envvar="DIMOBENCH_MAX_TRIES",
+                                           callback=at_least("--max-tries", 1))] = 8,
     calibrate: Annotated[bool, typer.Option(help="Plant known defects in a copy and report what is caught.")
                          ] = False,
-    per_defect: Annotated[int, typer.Option(help="Items planted per defect kind (--calibrate).")] = 40,
+    per_defect: Annotated[int, typer.Option(help="Items planted per defect kind (--calibrate).",
+                                            callback=at_least("--per-defect", 1))] = 40,
     calibrate_out: Annotated[Optional[Path], typer.Option(help="Keep the planted copy here (--calibrate).")
                              ] = None,
     show: Annotated[Optional[str], typer.Option(help="Print one item, its evidence and its verdicts.")
@@ -47,6 +48,7 @@ def verify(
     wait: Annotated[bool, typer.Option("--wait/--no-wait", help="With --batch: wait for each batch, or exit once "
                                                                 "it is submitted (rerun to collect it).")] = True,
     batch_poll: BatchPoll = 30.0,
+    timeout: Timeout = None,
 ) -> None:
     """Verify a suite: write verdicts.jsonl, update the manifest and print ACCEPT rates.
 
@@ -61,8 +63,9 @@ def verify(
     llm_options = dict(base_url=base_url, cache_dir=cache_dir, concurrency=concurrency, resume=resume,
                        generator=generator, rerender=rerender)
     try:
-        code = _verify(suite, verifier, only, repair, max_tries, calibrate, per_defect, calibrate_out, show,
-                       as_json, llm_options, dict(wait=wait, poll_s=batch_poll) if batch else None)
+        with time_budget(timeout, "rerun with --resume"):
+            code = _verify(suite, verifier, only, repair, max_tries, calibrate, per_defect, calibrate_out, show,
+                           as_json, llm_options, dict(wait=wait, poll_s=batch_poll) if batch else None)
     except BatchPending as exc:  # --no-wait: submitted, not failed
         typer.echo(f"dimobench: {exc}", err=True)
         return

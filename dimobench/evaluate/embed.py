@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 _TOKEN = re.compile(r"[a-z0-9]+")
+BACKENDS = ("auto", "minilm", "hashing")
+"""The embedding names ``--embedding`` accepts."""
 _EMBEDDERS: dict[str, Embedder] = {}
 
 
@@ -40,6 +42,7 @@ class Embedder:
 
     def __init__(self, backend: str = "auto") -> None:
         """``backend``: ``minilm``, ``hashing`` or ``auto`` (minilm when its package is installed)."""
+        check_backend(backend)
         path = _minilm_path() if backend in ("auto", "minilm") else None
         if backend == "minilm" and path is None:
             from dimobench.errors import ConfigError
@@ -84,8 +87,18 @@ class Embedder:
 _DEFAULT = ["auto"]
 
 
+def check_backend(backend: str) -> str:
+    """``backend`` if it is one of :data:`BACKENDS`; anything else is a ``ConfigError`` listing them."""
+    if backend not in BACKENDS:
+        from dimobench.errors import ConfigError
+
+        raise ConfigError(f"--embedding {backend!r}: unknown embedding (choose {', '.join(BACKENDS)})")
+    return backend
+
+
 def set_default_backend(backend: str) -> None:
     """Backend that :func:`get_embedder` returns when none is named (the evaluation's ``--embedding``)."""
+    check_backend(backend)
     _DEFAULT[0] = backend
 
 

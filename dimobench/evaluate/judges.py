@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field, create_model
 
 from dimobench import prompts
 from dimobench.backends.base import ChatLLM, Message, Request, redact
+from dimobench.backends.limits import RunAborted
 from dimobench.backends.usage import Ledger
 
 PROMPT = "evaluate/judge"
@@ -94,6 +95,8 @@ class JudgePanel:
         for llm, ledger in zip(self.llms, self.ledgers, strict=True):
             try:
                 resp = ledger.call(llm, request)
+            except RunAborted:  # no server, or the run's time is up: the run ends, not just this vote
+                raise
             except Exception as exc:  # recorded in answers.jsonl, never fatal
                 votes.append({"judge": llm.spec, "match": None, "error": redact(str(exc))})
                 continue

@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field, create_model
 from dimobench import prompts
 from dimobench.backends import normalize_spec
 from dimobench.backends.base import ChatLLM, Message, Request, redact
+from dimobench.backends.limits import RunAborted
 from dimobench.backends.usage import Ledger
 from dimobench.errors import ConfigError
 from dimobench.evaluate.judges import LETTERS, NONE, JudgePanel, usage_summary
@@ -139,6 +140,8 @@ class LLMAnswerer:
     def _call(self, request: Request) -> tuple[Any, str | None]:
         try:
             resp = self.ledger.call(self.llm, request)
+        except RunAborted:  # no server, or the run's time is up: the run ends, not just this answer
+            raise
         except Exception as exc:  # recorded in answers.jsonl, never fatal
             return None, redact(str(exc))
         return resp.parsed, None

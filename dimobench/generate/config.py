@@ -12,6 +12,9 @@ from dimobench.errors import ConfigError
 MIN_TURNS_PER_DRIFT = 60
 """A drift needs room for a stable stretch, a transition, post-change reinforcement and questions."""
 MIN_TURNS = 30
+NAMES_PER_PERSONA = 6
+"""First names one persona can use up: its own and up to five people it mentions (stage ``personas`` draws 3-5
+relations); no first name repeats inside a suite, so the catalog's first names bound ``--personas``."""
 
 PRESETS: dict[str, dict[str, int]] = {
     "dimobench": {"personas": 5, "turns": 350, "drifts": 1, "qa": 200},
@@ -74,11 +77,24 @@ class GenerateConfig(BaseModel):
         if self.qa_per_persona > 2 * self.turns:
             most = 2 * self.turns
             raise ConfigError(f"--qa {self.qa_per_persona} is too many for {self.turns} turns (at most {most})")
+        most = max_personas()
+        if self.personas > most:
+            raise ConfigError(f"--personas {self.personas} is too many for the catalog: each persona takes up to "
+                              f"{NAMES_PER_PERSONA} first names (its own and the people it mentions) and a last "
+                              f"name, none shared with another persona, so at most {most}")
         from dimobench.backends import normalize_spec
 
         # "openai" alone means openai/gpt-4o; unknown providers fail here, before anything is written
         return self.model_copy(update={"generator": normalize_spec(self.generator, "--generator"),
                                        "verifier": normalize_spec(self.verifier, "--verifier")})
+
+
+def max_personas() -> int:
+    """The most personas one suite can have with the catalog in use (``$DIMOBENCH_CATALOG`` or the packaged one)."""
+    from dimobench.catalog import load_catalog
+
+    catalog = load_catalog()
+    return min(len(catalog.first_names) // NAMES_PER_PERSONA, len(catalog.last_names))
 
 
 class RunOptions(BaseModel):

@@ -3,6 +3,11 @@
 Sheets are written with the ``csv`` module (fields holding commas, quotes or newlines are quoted) in UTF-8
 with a BOM so Excel detects the encoding; they are read with or without the BOM. Labels are case-insensitive.
 A blank label cell means "not labelled yet"; anything else outside the label set is an error.
+
+A cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return is one a spreadsheet may run as a
+formula (CSV injection: a question text ``=HYPERLINK(...)``): such cells, and cells starting with ``'``, are
+written with a leading ``'`` as OWASP recommends, and the reader removes exactly that one ``'`` again, so a
+sheet written and read back gives the same text.
 """
 
 from __future__ import annotations
@@ -33,6 +38,22 @@ CONTEXT_TURNS = 3
 """Turns shown as recent context: the ask turn and the ones just before it."""
 MAX_CELL = 32000
 """Excel refuses cells over 32,767 characters; longer text is cut with a marker."""
+
+
+FORMULA_START: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
+"""First characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection")."""
+_ESCAPED = (*FORMULA_START, "'")
+"""Cells written with a leading ``'``: the formula starts, and ``'`` itself so that reading back is exact."""
+
+
+def escape_cell(text: str) -> str:
+    """``text`` as written into a sheet: a leading ``'`` before a formula start (or before a ``'``)."""
+    return "'" + text if text.startswith(_ESCAPED) else text
+
+
+def unescape_cell(text: str) -> str:
+    """The inverse of :func:`escape_cell`: a ``'`` is dropped only where the writer would have added it."""
+    return text[1:] if text[:1] == "'" and text[1:2] != "" and text[1:2] in _ESCAPED else text
 
 
 def labels_for(name: str) -> tuple[str, ...]:
@@ -114,16 +135,22 @@ def sheet_row(item: QAItem, turns: dict[int, Turn], sample_id: str, stratum: str
 
 
 def write_csv(path: Path, columns: Sequence[str], rows: Sequence[dict[str, str]]) -> None:
-    """Write a CSV atomically in UTF-8 with a BOM (Excel-friendly), quoting fields as needed."""
+    """Write a CSV atomically in UTF-8 with a BOM (Excel-friendly), quoting fields as needed.
+
+    Cells a spreadsheet would run as formulas get a leading ``'`` (:func:`escape_cell`); a row's missing
+    columns are blank.
+    """
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(columns), quoting=csv.QUOTE_MINIMAL, lineterminator="\r\n")
-    writer.writeheader()
-    writer.writerows(rows)
+    writer = csv.writer(buf, quoting=csv.QUOTE_MINIMAL, lineterminator="\r\n")
+    writer.writerow([escape_cell(c) for c in columns])
+    writer.writerows([escape_cell(row.get(c, "")) for c in columns] for row in rows)
     atomic_write_text(path, "\ufeff" + buf.getvalue())
 
 
 def read_csv(path: Path, required: Sequence[str]) -> tuple[list[tuple[int, dict[str, str]]], int, list[str]]:
     """Read a CSV (BOM or not): ``[(first line of the row, row)]``, the file's last line number, the header.
+
+    Cells come back as they were before writing: :func:`unescape_cell` undoes the formula escaping.
 
     Raises:
         InputError: unreadable file, not UTF-8, malformed CSV or a missing required column.
@@ -137,7 +164,7 @@ def read_csv(path: Path, required: Sequence[str]) -> tuple[list[tuple[int, dict[
     reader = csv.reader(io.StringIO(text, newline=""))
     rows: list[tuple[int, dict[str, str]]] = []
     try:
-        header = [h.strip() for h in next(reader, [])]
+        header = [unescape_cell(h.strip()) for h in next(reader, [])]
         missing = [c for c in required if c not in header]
         if missing:
             raise InputError(f"missing column{'s' if len(missing) > 1 else ''} (the header needs "
@@ -145,7 +172,8 @@ def read_csv(path: Path, required: Sequence[str]) -> tuple[list[tuple[int, dict[
         start = reader.line_num + 1
         for cells in reader:
             if any(c.strip() for c in cells):
-                rows.append((start, {h: (cells[i] if i < len(cells) else "") for i, h in enumerate(header)}))
+                rows.append((start, {h: (unescape_cell(cells[i]) if i < len(cells) else "")
+                                     for i, h in enumerate(header)}))
             start = reader.line_num + 1
     except csv.Error as exc:
         raise InputError(f"not a valid CSV ({exc})", path, reader.line_num) from None

@@ -30,6 +30,10 @@ class Embedder:
     """
 
     def __init__(self, backend: str = "auto") -> None:
+        if backend not in ("auto", "minilm", "hashing"):  # a typo would silently give the hashing fallback
+            from dimobench.errors import ConfigError
+
+            raise ConfigError(f"embedding backend {backend!r}: unknown (choose auto, minilm or hashing)")
         self._cache: dict[str, np.ndarray] = {}
         self._model = _load_minilm() if backend in ("auto", "minilm") else None
         if backend == "minilm" and self._model is None:
