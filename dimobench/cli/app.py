@@ -187,10 +187,16 @@ def schema(out: Annotated[Optional[Path], typer.Option(help="Write one .schema.j
     if out is None:
         typer.echo(json.dumps(schemas, indent=2))
         return
+    from dimobench.errors import DimobenchError
     from dimobench.suite.io import atomic_write_text
+    from dimobench.suite.outdir import claim_out
 
-    for name, sch in schemas.items():
-        atomic_write_text(out / f"{name.split('.')[0]}.schema.json", json.dumps(sch, indent=2) + "\n")
+    try:
+        with claim_out(out, "schema", force=True):  # an earlier export there is replaced, nothing else
+            for name, sch in schemas.items():
+                atomic_write_text(out / f"{name.split('.')[0]}.schema.json", json.dumps(sch, indent=2) + "\n")
+    except DimobenchError as exc:
+        _fail(str(exc))
     typer.echo(f"wrote {len(schemas)} schemas to {out}")
 
 
@@ -215,12 +221,17 @@ app.command()(compare)
 
 
 def main() -> None:
-    """Run the CLI; Ctrl-C ends it with one line and exit status 130 instead of a traceback."""
+    """Run the CLI; Ctrl-C ends it with one line and exit status 130, an operating-system error (disk full,
+    permission denied, a file vanished) with one line and exit status 2, instead of a traceback."""
     try:
         app()
     except KeyboardInterrupt:
         typer.echo("dimobench: interrupted", err=True)
         sys.exit(130)
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""
+        typer.echo(f"dimobench: error: {exc.strerror or exc}{where}", err=True)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

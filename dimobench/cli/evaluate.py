@@ -55,6 +55,12 @@ def evaluate(
         help="LLM of the full-mode systems mem0 and amem (openai/MODEL), reached through --base-url and cached "
              "in --cache-dir; key from OPENAI_API_KEY.", envvar="DIMOBENCH_MEMORY_LLM")] = None,
     timeout: Timeout = None,
+    call_timeout: Annotated[float, typer.Option(
+        help="Seconds a system under test may take in one call before the run fails with one line.",
+        envvar="DIMOBENCH_CALL_TIMEOUT")] = 300.0,
+    force: Annotated[bool, typer.Option(help="Replace an earlier evaluation in --out.")] = False,
+    resume: Annotated[bool, typer.Option(help="Continue an evaluation in --out: finished units (system x suite "
+                                              "x persona) are reused, the rest are run.")] = False,
 ) -> None:
     """Score memory systems on drift suites: answers, report.json, report.md and plots in --out."""
     from dimobench.errors import DimobenchError
@@ -64,7 +70,7 @@ def evaluate(
             code = _evaluate(suites, out, system, k, window_n, window, seed, bootstrap, embedding, plots,
                              dict(answerer=answerer, free_text=free_text, judges=judge, base_url=base_url,
                                   cache_dir=cache_dir, concurrency=concurrency, agents=agents,
-                                  memory_llm=memory_llm))
+                                  memory_llm=memory_llm, call_timeout_s=call_timeout), (force, resume))
     except DimobenchError as exc:
         _fail(str(exc))
     if code:
@@ -72,7 +78,7 @@ def evaluate(
 
 
 def _evaluate(suites: list[Path], out: Path, systems: list[str], k: int, window_n: int, window: int, seed: int,
-              bootstrap: int, embedding: str, plots: bool, llm: dict[str, Any]) -> int:
+              bootstrap: int, embedding: str, plots: bool, llm: dict[str, Any], flags: tuple[bool, bool]) -> int:
     from pydantic import ValidationError
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -103,7 +109,7 @@ def _evaluate(suites: list[Path], out: Path, systems: list[str], k: int, window_
         def progress(system: str, suite: str, persona: str, turn: int, done: int) -> None:
             bar.update(task, advance=1, description=f"{system} | {suite} | {persona} turn {turn}")
 
-        report = run_evaluation(cfg, out, progress)
+        report = run_evaluation(cfg, out, progress, force=flags[0], resume=flags[1])
     for name, fig in report.systems.items():
         shown = "-" if fig.overall is None else f"{100 * fig.overall:.1f}%"
         console.print(f"{name:28s} overall {shown}")
@@ -128,7 +134,7 @@ def _print_llm_summary(console: Any, out: Path) -> int:
         console.print(f"failed {f['system']} {f['qa_id']}: {f['error']}", markup=False, highlight=False)
     if failed:
         console.print(f"{failed} answer(s) failed after their retries and count as wrong (field \"error\" in "
-                      f"answers-*.jsonl); rerun to retry only them (finished calls come from the cache)",
+                      f"answers-*.jsonl); rerun with --resume to retry only them (finished calls come from the cache)",
                       markup=False, highlight=False)
         return 1
     return 0

@@ -107,27 +107,31 @@ def _verify(suite: Path, verifier: str, only: list[str] | None, repair: bool, ma
         else:
             tables.print_calibration(console, figures)
         return 0
-    run: dict[str, Any] | None = None
-    if repair:
-        from dimobench.suite.load import load_suite
-        from dimobench.verify.repair import repair_suite
+    from contextlib import nullcontext
 
-        fixed = repair_suite(suite, max_tries=max_tries, only=only)
-        verdicts, warnings, embedder = fixed.verdicts, fixed.warnings, fixed.embedder
-        summary = summarise(verdicts, load_suite(suite).qa)
-        summary["repaired"], summary["unrepaired"] = fixed.repaired, fixed.unrepaired
-    else:
-        from contextlib import nullcontext
+    from dimobench.suite.outdir import lock_folder
 
-        from dimobench.backends.batch import BatchOptions, batching
-        from dimobench.verify import verify_suite
+    # verification rewrites the suite's files: one writer at a time (a missing suite fails below, as before)
+    with lock_folder(suite, "suite") if (suite / "manifest.json").is_file() else nullcontext():
+        run: dict[str, Any] | None = None
+        if repair:
+            from dimobench.suite.load import load_suite
+            from dimobench.verify.repair import repair_suite
 
-        err = Console(stderr=True)
-        with (batching(BatchOptions(progress=lambda line: err.print(line, highlight=False), **batch))
-              if batch is not None else nullcontext()):
-            result = verify_suite(suite, verifier, only=only, **(llm_options if verifier != "offline" else {}))
-        summary, warnings, embedder = result.summary(), result.warnings, result.embedder
-        run = getattr(result, "run", None)
+            fixed = repair_suite(suite, max_tries=max_tries, only=only)
+            verdicts, warnings, embedder = fixed.verdicts, fixed.warnings, fixed.embedder
+            summary = summarise(verdicts, load_suite(suite).qa)
+            summary["repaired"], summary["unrepaired"] = fixed.repaired, fixed.unrepaired
+        else:
+            from dimobench.backends.batch import BatchOptions, batching
+            from dimobench.verify import verify_suite
+
+            err = Console(stderr=True)
+            with (batching(BatchOptions(progress=lambda line: err.print(line, highlight=False), **batch))
+                  if batch is not None else nullcontext()):
+                result = verify_suite(suite, verifier, only=only, **(llm_options if verifier != "offline" else {}))
+            summary, warnings, embedder = result.summary(), result.warnings, result.embedder
+            run = getattr(result, "run", None)
     if as_json:
         typer.echo(json.dumps({"verifier": verifier, "embedder": embedder, "warnings": warnings, **summary,
                                **({"llm": run} if run else {})}, indent=2))
