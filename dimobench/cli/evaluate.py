@@ -144,8 +144,8 @@ def compare(
     report_a: Annotated[Path, typer.Argument(help="First report.json (or its directory).")],
     report_b: Annotated[Path, typer.Argument(help="Second report.json (or its directory).")],
     seed: Annotated[int, typer.Option(help="Bootstrap seed.", callback=at_least("--seed", 0))] = 0,
-    bootstrap: Annotated[int, typer.Option(help="Paired bootstrap resamples.",
-                                           callback=at_least("--bootstrap", 1))] = 1000,
+    bootstrap: Annotated[int, typer.Option(help="Paired bootstrap resamples (0: no interval).",
+                                           callback=at_least("--bootstrap", 0))] = 1000,
 ) -> None:
     """Per-system accuracy difference B - A on shared questions, with a paired bootstrap 95% interval."""
     from dimobench.errors import DimobenchError

@@ -184,14 +184,14 @@ def paired_bootstrap(a: Sequence[bool], b: Sequence[bool], n: int = 1000, seed: 
                      level: float = 0.95) -> dict[str, float | None]:
     """Difference ``mean(b) - mean(a)`` over paired questions, with a percentile interval from resampling pairs.
 
-    Returns ``{diff, lo, hi, n}``; ``lo``/``hi`` are None with fewer than 2 pairs.
+    Returns ``{diff, lo, hi, n}``; ``lo``/``hi`` are None with fewer than 2 pairs or ``n`` 0 (no resampling).
     """
     if len(a) != len(b):
         raise ValueError("paired_bootstrap needs equally long sequences")
     if not a:
         return {"diff": None, "lo": None, "hi": None, "n": 0}
     d = np.asarray(b, dtype=np.float64) - np.asarray(a, dtype=np.float64)
-    if len(d) < 2:
+    if len(d) < 2 or n < 1:
         return {"diff": float(d.mean()), "lo": None, "hi": None, "n": len(d)}
     rng = np.random.default_rng(seed)
     means = d[rng.integers(0, len(d), size=(n, len(d)))].mean(axis=1)

@@ -79,7 +79,7 @@ def test_evaluate_refuses_in_one_line_and_writes_nothing(extra: list[str], messa
 
 @pytest.mark.parametrize("args,message", [
     (["compare", "a", "b", "--seed", "-1"], "--seed must be at least 0 (got -1)"),
-    (["compare", "a", "b", "--bootstrap", "0"], "--bootstrap must be at least 1 (got 0)"),
+    (["compare", "a", "b", "--bootstrap", "-1"], "--bootstrap must be at least 0 (got -1)"),
     (["review", "score", "sheet_a.csv", "sheet_b.csv", "--seed", "-2"], "--seed must be at least 0 (got -2)"),
 ])
 def test_bootstrap_seeds_and_counts_refuse_in_one_line(args: list[str], message: str, tmp_path: Path) -> None:

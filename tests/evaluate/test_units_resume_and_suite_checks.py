@@ -108,6 +108,8 @@ def test_an_existing_evaluation_is_not_overwritten_without_force(small_suite: Pa
     r = run_cli("evaluate", str(small_suite), "--system", "full", "--out", str(out), *FAST)
     assert r.returncode == 2 and "--force" in r.stderr and "--resume" in r.stderr
     assert (out / "report.json").read_bytes() == before
+    r = run_cli("compare", str(out), str(out), "--bootstrap", "0")  # 0 resamples: the difference, no interval
+    assert r.returncode == 0 and "diff +0.0" in r.stdout and "[" not in r.stdout, r.stderr
 
 
 def _broken(small_suite: Path, tmp_path: Path, how: str) -> Path:
