@@ -29,6 +29,9 @@ def sample_suite(suite_path: Path, out: Path, frac: float = 0.2, by: Sequence[st
     people = annotator_names(annotators, names)
     suite = load_suite(suite_path)
     sample = draw_sample(suite.qa, frac=frac, by=by, calibration=calibration, seed=seed)
+    if not sample.items:
+        raise ConfigError(f"--frac {frac:g} draws no question from the {len(suite.qa)} in {suite_path}; "
+                          f"nothing to review")
     with claim_out(out, "review sample", force):
         by_id = {q.qa_id: q for q in suite.qa}
         turns: dict[str, dict[int, Any]] = {}

@@ -100,3 +100,13 @@ def test_any_cell_survives_a_write_read_round_trip(tmp_path_factory: pytest.Temp
     assert [row for _, row in got] == data
     for row in raw_cells(path):
         assert not any(cell.startswith(FORMULA_START) for cell in row.values())
+
+
+def test_a_sample_of_nothing_is_refused_not_written_as_empty_sheets(tmp_path: Path) -> None:
+    from tests.helpers.suites import generate
+
+    suite = generate(tmp_path / "s", turns=60, personas=1, seed=2)
+    out = tmp_path / "review"
+    r = run_cli("review", "sample", str(suite), "--frac", "0", "--calibration", "0", "--out", str(out))
+    assert r.returncode == 2 and "draws no question" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert not out.exists()
