@@ -18,7 +18,10 @@ def one_line(text: str) -> str:
 
 
 class DimobenchError(Exception):
-    """Base of every error a user can fix."""
+    """Base of every error a user can fix; its text is always one line (see :func:`one_line`)."""
+
+    def __str__(self) -> str:
+        return one_line(super().__str__())
 
 
 class InputError(DimobenchError):

@@ -19,7 +19,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from dimobench.errors import ConfigError
+from dimobench.errors import ConfigError, InputError
+from dimobench.strictjson import loads, read_text
 
 STATE_DIR = ".dimobench"
 """The hidden folder of every output dimobench writes: its marker, its lock and resumable run state."""
@@ -39,8 +40,8 @@ def owner(folder: Path) -> dict[str, str] | None:
     try:
         if not marker.is_file() or marker.stat().st_size > 4096:
             return None
-        data = json.loads(marker.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = loads(read_text(marker), marker)
+    except (OSError, InputError):
         return None
     if not isinstance(data, dict) or data.get("written_by") != WRITER or data.get("kind") not in KINDS.values():
         return None
@@ -53,8 +54,8 @@ def _is_suite(folder: Path) -> bool:
     try:
         if not manifest.is_file() or manifest.stat().st_size > 1 << 20:
             return False
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = loads(read_text(manifest), manifest)
+    except (OSError, InputError):
         return False
     return isinstance(data, dict) and data.get("format") == "dimobench-suite"
 

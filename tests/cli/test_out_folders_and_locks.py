@@ -174,3 +174,17 @@ def test_resume_keeps_human_verdicts_in_the_manifest(tmp_path: Path) -> None:
     data = json.loads((out / "manifest.json").read_text())
     assert "human_verdicts.jsonl" in data["files"] and data["counts"]["human_verdicts"]["ACCEPT"] == 3
     shutil.rmtree(out)
+
+
+def test_a_hostile_marker_or_manifest_above_out_is_no_traceback(tmp_path: Path) -> None:
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    (deep / "manifest.json").write_text("[" * 100_000)  # not a suite: writing below it is fine
+    r = run_cli(*GEN, "--out", str(deep / "s"))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    odd = tmp_path / "odd"
+    (odd / ".dimobench").mkdir(parents=True)
+    (odd / ".dimobench" / "owner.json").write_text("[" * 3_000)
+    (odd / "mine.txt").write_text("keep\n")
+    one_line_exit_2(run_cli(*GEN, "--out", str(odd), "--force"), "was not written by dimobench")
+    assert (odd / "mine.txt").read_text() == "keep\n"
