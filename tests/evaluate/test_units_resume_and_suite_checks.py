@@ -149,3 +149,32 @@ def test_evaluate_refuses_a_suite_validate_rejects_before_any_turn(small_suite: 
     assert "not a valid suite" in r.stderr and "Traceback" not in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not out.exists()
+
+
+NAN_SYSTEM = '''
+class NanStats:
+    def reset(self, persona_id):
+        self.items = []
+    def observe(self, turn):
+        self.items.append({"text": turn.user, "score": 1.0})
+    def recall(self, query, k):
+        return self.items[-k:]
+    def stats(self):
+        return {"items": float("nan"), "bytes": float("inf"), "raw_items": len(self.items)}
+'''
+
+
+def test_answers_and_report_are_strict_json_whatever_a_system_reports(small_suite: Path, tmp_path: Path) -> None:
+    (tmp_path / "nanmem.py").write_text(NAN_SYSTEM)
+    out = tmp_path / "o"
+    r = run_cli("evaluate", str(small_suite), "--system", "nanmem:NanStats", "--out", str(out), *FAST, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+
+    def refuse(name: str) -> None:
+        raise AssertionError(f"bare {name} in strict JSON output")
+
+    for path in [out / "report.json", *out.glob("answers-*.jsonl")]:
+        text = path.read_text()
+        docs = [text] if path.suffix == ".json" else [x for x in text.splitlines() if x.strip()]
+        for doc in docs:
+            json.loads(doc, parse_constant=refuse)
