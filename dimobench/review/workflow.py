@@ -11,7 +11,7 @@ from dimobench.errors import ConfigError, InputError
 from dimobench.review.sampling import DEFAULT_BY, Sample, draw_sample
 from dimobench.review.sheets import SHEET_COLUMNS, annotator_names, sheet_row, write_csv
 from dimobench.suite.io import atomic_write_text, write_jsonl
-from dimobench.suite.outdir import claim_out
+from dimobench.suite.outdir import claim_out, lock_folder
 
 SAMPLE_FILE = "sample.jsonl"
 
@@ -110,7 +110,11 @@ def merge_adjudication(adjudication: Path, suite: Path, sheets: Sequence[Path] =
     found = list(sheets) or _sheets_beside(adjudication)
     rs = load_sheets(found, sample)
     records = settle(rs, read_adjudication(adjudication, rs), adjudication)
-    path = merge_into_suite(suite, records)
+    from contextlib import nullcontext
+
+    # the suite's manifest is rewritten: one writer at a time (a folder that is no suite fails inside, as before)
+    with lock_folder(suite, "suite") if (suite / "manifest.json").is_file() else nullcontext():
+        path = merge_into_suite(suite, records)
     sources = {"agreed": 0, "adjudicated": 0}
     for r in records:
         sources[r["source"]] += 1

@@ -194,6 +194,12 @@ def test_adjudicate_merge_then_score_against_the_verifier(sample: Path, dimo_sui
     assert len(r.stderr.strip().splitlines()) == 1 and not (suite / "human_verdicts.jsonl").exists()
     rows[0]["final_verdict"], rows[1]["final_verdict"] = "reject", "Revise"
     write_rows(adj, rows)
+    from dimobench.suite.outdir import lock_folder
+
+    with lock_folder(suite, "suite"):  # another run is rewriting the suite: merge waits for nobody, it refuses
+        r = run_cli("review", "merge", str(adj), "--suite", str(suite))
+    assert r.returncode == 2 and "in use by another dimobench run" in r.stderr, r.stderr
+    assert not (suite / "human_verdicts.jsonl").exists()
     r = run_cli("review", "merge", str(adj), "--suite", str(suite))
     assert r.returncode == 0 and "8 agreed, 2 adjudicated" in r.stdout, r.stderr
     human = [json.loads(x) for x in (suite / "human_verdicts.jsonl").read_text().splitlines()]
