@@ -39,8 +39,15 @@ def figures(out: Path) -> dict[str, object]:
 
 
 def units(out: Path) -> dict[str, int]:
+    """Finished unit files and their mtimes (read while a run may be wiping the folder: a vanished one is absent)."""
     root = out / ".dimobench" / "units"
-    return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*.json")} if root.is_dir() else {}
+    found: dict[str, int] = {}
+    try:
+        for p in root.rglob("*.json"):
+            found[str(p.relative_to(root))] = p.stat().st_mtime_ns
+    except FileNotFoundError:
+        return units(out) if root.is_dir() else {}
+    return found
 
 
 def kill_after(cmd: list[str], out: Path, n_units: int) -> None:
