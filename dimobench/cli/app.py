@@ -166,6 +166,9 @@ def validate(suite: Annotated[Path, typer.Argument(help="Suite directory.")]) ->
     """Check a suite (types, ids, references, ordering, hashes); every problem as file:line: field: message."""
     from dimobench.suite.validate import validate_suite
 
+    if not suite.is_dir():
+        _fail(f"{suite}: not a suite: {'no such directory' if not suite.exists() else 'not a directory'} "
+              f"(a suite is a folder holding manifest.json)")
     problems = validate_suite(suite)
     for p in problems:
         typer.echo(f"{suite}/{p}", err=True)

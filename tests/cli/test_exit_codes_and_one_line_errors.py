@@ -72,7 +72,8 @@ def test_validate_reports_every_problem_and_exits_2(small_suite: Path, tmp_path:
 
 def test_validate_on_a_missing_directory(tmp_path: Path) -> None:
     r = run_cli("validate", str(tmp_path / "nope"))
-    assert r.returncode == 2 and "manifest.json" in r.stderr
+    assert r.returncode == 2 and "manifest.json" in r.stderr and "no such directory" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
 def test_schema_exports_every_record(tmp_path: Path) -> None:
