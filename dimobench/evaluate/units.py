@@ -37,21 +37,19 @@ class UnitStore:
         """Units of the evaluation in ``out`` (its ``.dimobench/units/``)."""
         self.root = out / STATE_DIR / UNITS
         self.run_file = out / STATE_DIR / RUN_FILE
-        self.reused = 0
 
     def begin(self, settings: dict[str, Any], resume: bool) -> None:
         """Record this run's fingerprint; with ``resume`` an earlier one must match, else ``ResumeConflict``."""
-        digest = fingerprint(settings)
+        plain = json.loads(json.dumps(settings, default=str))  # as the run file holds them, so keys compare
+        digest = fingerprint(plain)
         if resume and self.run_file.is_file():
             earlier = loads(read_text(self.run_file), self.run_file)
+            before = earlier.get("settings", {}) if isinstance(earlier, dict) else {}
             if not isinstance(earlier, dict) or earlier.get("fingerprint") != digest:
-                changed = sorted(k for k in settings if not isinstance(earlier, dict)
-                                 or earlier.get("settings", {}).get(k) != json.loads(json.dumps(settings[k],
-                                                                                              default=str)))
+                changed = sorted(k for k in plain if not isinstance(before, dict) or before.get(k) != plain[k])
                 raise ResumeConflict(f"--resume: this folder's evaluation was made with other settings "
                                      f"({', '.join(changed) or 'unknown'}); rerun with --force to start over")
-        atomic_write_text(self.run_file, dumps({"fingerprint": digest, "settings": settings}, default=str,
-                                               indent=2) + "\n")
+        atomic_write_text(self.run_file, dumps({"fingerprint": digest, "settings": plain}, indent=2) + "\n")
 
     def _path(self, system: str, suite: str, persona: str) -> Path:
         return self.root / safe_name(system) / safe_name(suite) / f"{safe_name(persona)}.json"
@@ -70,7 +68,6 @@ class UnitStore:
             return None
         if any(isinstance(a, dict) and a.get("failed") for a in data["answers"]):
             return None  # LLM answers that failed after their retries: the unit is replayed (cache hits) to retry them
-        self.reused += 1
         return SystemRun(system, suite, k=int(data.get("k", 10)), **{f: data[f] for f in FIELDS})
 
     def save(self, system: str, suite: str, persona: str, part: SystemRun) -> SystemRun:

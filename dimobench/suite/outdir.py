@@ -91,11 +91,17 @@ def _wipe(out: Path) -> None:
         if p.name == STATE_DIR and p.is_dir() and not p.is_symlink():
             for q in p.iterdir():
                 if q.name != LOCK:
-                    shutil.rmtree(q) if q.is_dir() and not q.is_symlink() else q.unlink()
-        elif p.is_dir() and not p.is_symlink():
-            shutil.rmtree(p)
+                    _remove(q)
         else:
-            p.unlink()
+            _remove(p)
+
+
+def _remove(path: Path) -> None:
+    """Delete a file, a link (never what it points to) or a whole folder."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
 
 
 @contextmanager
