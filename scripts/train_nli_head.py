@@ -16,28 +16,12 @@ Only SNLI is used: never dimobench's catalog or its generated suites (DESIGN.md 
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
-
-LABELS = ("entailment", "neutral", "contradiction")
-"""Class order of the head's logits; the engine reads index 2 as contradiction."""
-
-
-def _read(path: Path) -> tuple[list[str], list[str], np.ndarray]:
-    prem, hyp, lab = [], [], []
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            rec = json.loads(line)
-            if rec["gold_label"] not in LABELS:  # "-" = no annotator majority
-                continue
-            prem.append(rec["sentence1"])
-            hyp.append(rec["sentence2"])
-            lab.append(LABELS.index(rec["gold_label"]))
-    return prem, hyp, np.asarray(lab, dtype=np.int64)
+from snli import LABELS, fit_temperature, read_snli
 
 
 def _embed(sentences: list[str], cache: Path) -> dict[str, np.ndarray]:
@@ -69,21 +53,6 @@ def _features(prem: list[str], hyp: list[str], emb: dict[str, np.ndarray]) -> np
     return pair_features(u, v).astype(np.float32)
 
 
-def _fit_temperature(logits: torch.Tensor, y: torch.Tensor) -> float:
-    """Temperature scaling (Guo et al. 2017): one scalar minimising held-out NLL."""
-    log_t = torch.zeros(1, requires_grad=True)
-    opt = torch.optim.LBFGS([log_t], lr=0.1, max_iter=200)
-
-    def closure() -> torch.Tensor:
-        opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(logits / log_t.exp(), y)
-        loss.backward()
-        return loss
-
-    opt.step(closure)
-    return float(log_t.exp())
-
-
 def main() -> None:
     """Train, calibrate, evaluate and save the head."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -97,8 +66,8 @@ def main() -> None:
 
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    tr_p, tr_h, tr_y = _read(args.snli_dir / "snli_1.0_train_subset.jsonl")
-    te_p, te_h, te_y = _read(args.snli_dir / "snli_1.0_test.jsonl")
+    tr_p, tr_h, tr_y = read_snli(args.snli_dir / "snli_1.0_train_subset.jsonl")
+    te_p, te_h, te_y = read_snli(args.snli_dir / "snli_1.0_test.jsonl")
     emb = _embed(tr_p + tr_h + te_p + te_h, args.cache)
     x_all, x_te = _features(tr_p, tr_h, emb), _features(te_p, te_h, emb)
 
@@ -137,7 +106,7 @@ def main() -> None:
     net.load_state_dict(best_state)
     net.eval()
     with torch.no_grad():
-        temperature = _fit_temperature(net(x_dev), y_dev)
+        temperature = fit_temperature(net(x_dev), y_dev)
         test_acc = float((net(torch.from_numpy(x_te)).argmax(1) == torch.from_numpy(te_y)).float().mean())
     print(f"dev acc {best:.4f}, SNLI test acc {test_acc:.4f}, temperature {temperature:.3f}")
 
