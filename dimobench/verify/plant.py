@@ -225,15 +225,19 @@ def stability_on_drifting_trait(q: QAItem, p: Planter) -> QAItem | None:
 
 
 def temporal_before_change(q: QAItem, p: Planter) -> QAItem | None:
-    """A ``temporal`` question moved to before its trait's first change."""
+    """A ``temporal`` question moved to before the change it asks about (its own drift, else its trait's
+    first), where "before the change" has not happened yet."""
     if q.qa_type != "temporal":
         return None
     plan = p.plans[q.persona_id]
-    first = next(d for d in plan.schedule.drifts if d.trait_id == q.trait_id)
-    early = [n for n in q.evidence_turns if n <= first.change_point_turn]
+    drifts = [d for d in plan.schedule.drifts if d.trait_id == q.trait_id]
+    change = next((d for d in drifts if d.drift_id == q.drift_id), drifts[0] if drifts else None)
+    if change is None:
+        return None
+    early = [n for n in q.evidence_turns if n <= change.change_point_turn]
     if not early:
         return None
-    t = p.rng.randint(max(early), first.change_point_turn)
+    t = p.rng.randint(max(early), change.change_point_turn)
     return q.model_copy(update={"ask_turn": t, "phase": plan.phase_at(t), "evidence_turns": early})
 
 

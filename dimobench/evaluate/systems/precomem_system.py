@@ -14,8 +14,11 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no_confidence": {"no_confidence": True},
     "random_routing": {"random_routing": True},
     "a1": {"prune_facts_below": 0.05},
+    "topic_clock": {"background_rate": 0.1},
+    "rival_discount": {"rival_discount": 0.8},
 }
-"""Variant name -> PreCoMemConfig overrides (``a1``: prune facts below 0.05, per paper)."""
+"""Variant name -> PreCoMemConfig overrides (``a1``: prune facts below 0.05, per paper; ``topic_clock`` and
+``rival_discount``: our departures from the paper, off by default)."""
 
 
 class PreCoMemSystem:
