@@ -34,7 +34,7 @@ class ClassBand(BaseModel):
 
 def _default_bands() -> dict[str, ClassBand]:
     # A user statement starts at ~0.47-0.49: with gamma = 0.05 it is pruned after exactly 8 unsupported turns
-    # (0.49 - 8 * 0.05 < 0.1 <= 0.49 - 7 * 0.05) and, with eta = 0.1, four full supports carry it past 0.65.
+    # (0.49 - 8 * 0.05 < 0.1 <= 0.49 - 7 * 0.05) and, with eta = 0.1, five supports carry it past 0.68.
     return {
         "statement": ClassBand(prior=0.48, lo=0.45, hi=0.50),
         "event": ClassBand(prior=0.50, lo=0.45, hi=0.55),
@@ -63,7 +63,8 @@ class PreCoMemConfig(BaseModel):
     as fast for a single sentence and far faster when the CPU is shared."""
     nli: NLIKind = "auto"
     """Contradiction verifier: the shipped MiniLM cross-encoder, the MiniLM feature head, the rule, or ``auto``
-    (the first that loads; ``stats()["encoders"]`` says which ran)."""
+    (the head with MiniLM, else the rule; ``stats()["encoders"]`` says which ran). The paper preset
+    (:meth:`paper`) asks for the cross-encoder."""
     nli_temperature: float | None = None
     """Temperature for the NLI logits; None uses the one fitted on held-out SNLI with the model."""
     nli_decisive: bool = True
@@ -72,10 +73,10 @@ class PreCoMemConfig(BaseModel):
     against the belief, and mixing that 0.25 into surprisal pushed most supporting turns out of MAINTAIN
     (the calibrated temperature, 1.40, spreads probability onto the labels the model did not pick). False:
     the raw calibrated probability, always."""
-    nli_max_pairs: int = Field(4, ge=1)
+    nli_max_pairs: int | None = Field(None, ge=1)
     """The verifier scores each proposition against at most this many retrieved beliefs, the most similar
-    first (the rest count as not contradicted): less similar pairs get little weight behind the relatedness
-    ramp anyway, and each pair is a cross-encoder row on the per-turn path."""
+    first (the rest count as not contradicted); None scores all of them. Each pair is a cross-encoder row on
+    the per-turn path, so the paper preset caps it at 4."""
     agents: str = Field("rules", pattern=r"^(rules|(openai|gemini)(/\S+)?)$")
     """Sub-agents (extraction, targets and strengths): ``rules`` (deterministic, offline) or an LLM,
     ``openai/<model>`` or ``gemini/<model>`` (bare provider: its default model), reached through dimobench's
@@ -105,12 +106,16 @@ class PreCoMemConfig(BaseModel):
     to", "previously", ...); None keeps their decayed confidence. Revised facts are kept for provenance
     (paper B.1) and are precisely the evidence such a question needs, while for every other query they stay
     ranked below live beliefs. 0.5 sits at a fresh user statement's level, below established facts."""
-    deprecated_recall: Literal["past", "ranked"] = "past"
+    deprecated_recall: Literal["past", "ranked"] = "ranked"
     """Where recall returns deprecated facts (corrected ones, kept for provenance): ``past``, only for queries
     about an earlier time, so that what the user changed never fills a slot in an answer about the present
     (in a small store, confidence weighting alone still lets them fill the slots nothing better takes: 15-20%
     of top-10 slots on ``benchmarks/precomem.py``); ``ranked``, like any belief at its decayed confidence. The
-    write path always sees them (a restored state is recognised and revived)."""
+    write path always sees them (a restored state is recognised and revived). The paper preset uses ``past``."""
+    deprecate_below_promotion: bool = False
+    """A decayed fact counts as deprecated only once its confidence falls below ``promote_threshold`` (True:
+    "deprecated" means "corrected", and a lost competition round that barely lowers it leaves it live); False
+    marks every decayed fact deprecated. The paper preset uses True."""
     topic_temperature: float = 0.05
     """Softmax temperature turning prototype similarities into a query's topic distribution."""
 
@@ -138,12 +143,13 @@ class PreCoMemConfig(BaseModel):
     ``support_similarity``, standing in for the abstraction an LLM sub-agent makes
     between differently worded cues of the same state. With MiniLM on short user turns, cosine 0.22 is above
     most unrelated pairs (their 90th percentile is ~0.2) and below the typical same-topic pair (~0.3)."""
-    background_rate: float = 1.0
-    """Fraction of a decay step an unrelated turn costs an unsupported hypothesis. 1.0 is the paper's clock:
-    every turn since the last evidence-bearing update counts, so a never-reinforced hypothesis is pruned
-    after eight turns (gamma = 0.05). Below 1 is the *topic-scoped clock* variant (``precomem:topic_clock``
-    sets 0.1): only turns on the belief's topic that fail to support it count in full, so a trait mentioned
-    every 10-20 turns survives the talk in between, which the paper does not do."""
+    background_rate: float = 0.1
+    """Fraction of a decay step an unrelated turn costs an unsupported hypothesis. 1.0 is the paper's clock
+    (the paper preset): every turn since the last evidence-bearing update counts, so a never-reinforced
+    hypothesis is pruned after eight turns (gamma = 0.05). The default 0.1 is a *topic-scoped clock*, our
+    departure from the paper: only turns on the belief's topic that fail to support it count in full, so a
+    trait mentioned every 10-20 turns survives the talk in between (a fresh statement lasts ~80 unrelated
+    turns) while same-topic contrary evidence still prunes it after 8."""
     competition_margin: float | None = 0.15
     """Within-topic competition (None: off). Of the same-topic beliefs an observation relates to, only those
     within this calibrated similarity of the best match are supported; the rest (rivals) are not supported;
@@ -160,12 +166,18 @@ class PreCoMemConfig(BaseModel):
     reaching CORRECT, while an occasional off-state mention costs little. On the dimobench seed-0 suite's
     first two personas (accuracy only), margin 0.15 / decay 0.03 gave 0.56 overall vs 0.54 for 0.10 / 0.05
     (which left fewer facts standing); without competition stale answers were 0.28."""
-    rival_discount: float | None = None
+    rival_discount: float | None = 0.8
     """Read-time factor on a hypothesis's confidence per rival cue it lost since its last support, for
-    queries about the present only (None: off, the paper's retrieval). A variant (``precomem:rival_discount``
-    sets 0.8): an implicit drift seldom contradicts the old state outright, and the old state's hypotheses
-    are not charged when outcompeted (questions about the past need them), so without it they rank level
-    with the new state's cues until they fade. Support resets the count."""
+    queries about the present only (None: off, the paper's retrieval and the paper preset's). An implicit
+    drift seldom contradicts the old state outright, and the old state's hypotheses are not charged when
+    outcompeted (questions about the past need them), so without it they rank level with the new state's cues
+    until they fade. Support resets the count. 0.8 was the one value tried (0.8^3 ~ 0.5 after three lost
+    rounds)."""
+    profile_reinforces_support: bool = False
+    """PROFILE with a belief that the observation strongly supports (similarity >= ``support_similarity``)
+    reinforces that belief instead of writing a near copy beside it (True, the paper preset: the observation is
+    not novel, and copies split one trait's support over hypotheses that each decay). False writes the copy
+    and gives the supported beliefs a half step."""
     duplicate_similarity: float = 0.85
     """Calibrated similarity above which PROFILE reinforces the existing belief instead of writing a
     duplicate."""
@@ -176,10 +188,10 @@ class PreCoMemConfig(BaseModel):
     # --- operators and lifecycle ---
     eta: float = 0.1
     """MAINTAIN step: w <- w + eta * strength * (1 - w)."""
-    promote_threshold: float = 0.65
-    """A hypothesis whose confidence reaches this becomes a fact; a fact decayed below it is deprecated. The
-    paper gives no number: 0.65 makes four paraphrased supports (five mentions in all) commit a user
-    statement, and three not, so one repetition never commits a fact."""
+    promote_threshold: float = 0.68
+    """A hypothesis whose confidence reaches this becomes a fact (the paper gives no number). 0.68: five full
+    supports commit a fresh user statement; the paper preset's 0.65 commits it after four (five mentions in
+    all), as ``../shared/conformance`` expects, and never after one repetition."""
     gamma: float = 0.05
     """Linear decay per unsupported turn of unprotected hypotheses, counted from their last support (a turn
     on the belief's topic that does not support it counts 1, another turn ``background_rate``)."""
@@ -216,3 +228,23 @@ class PreCoMemConfig(BaseModel):
     """At most this many propositions (sentences) per observation; the rest are dropped."""
     split_min_words: int = 25
     """Observations of more words than this are split into sentences; shorter ones are stored whole."""
+
+    @classmethod
+    def paper(cls, **overrides: object) -> PreCoMemConfig:
+        """The configuration that follows the paper (seed summary 2.4, B.2-B.3) and passes
+        ``../shared/conformance``: the calibrated cross-encoder, the plain decay clock, no rival discount,
+        deprecated facts kept out of present-time recall. ``precomem:paper`` in ``dimobench evaluate``."""
+        return cls(**{**PAPER, **overrides})
+
+
+PAPER: dict[str, object] = {
+    "nli": "cross-encoder",
+    "nli_max_pairs": 4,
+    "background_rate": 1.0,
+    "rival_discount": None,
+    "promote_threshold": 0.65,
+    "deprecated_recall": "past",
+    "deprecate_below_promotion": True,
+    "profile_reinforces_support": True,
+}
+"""Where :meth:`PreCoMemConfig.paper` differs from the defaults."""

@@ -133,7 +133,7 @@ class PreCoMem:
         sim = calibrated(cos, self.encoder)
         # The verifier sees each proposition's most similar beliefs only: below them the relatedness ramp leaves
         # little weight, and each pair costs a cross-encoder row on the per-turn path.
-        order = np.argsort(-cos, axis=1, kind="stable")[:, : self.config.nli_max_pairs]
+        order = np.argsort(-cos, axis=1, kind="stable")[:, : self.config.nli_max_pairs or len(rows)]
         pi = np.repeat(np.arange(len(props)), order.shape[1])
         bi = order.reshape(-1)
         prem = [store.meta[rows[b]].text for b in bi]
@@ -205,10 +205,10 @@ class PreCoMem:
                 self._charge(prop, cands, touched, t)
                 return
             regime = "MAINTAIN" if cfg.no_profile else "PROFILE"  # nothing of the user's to correct
-        if regime == "PROFILE" and not strong:
-            # A new hypothesis; beliefs it partly supports still get a half step. An observation that a belief
-            # already says (strong support) is not novel: it reinforces that belief below instead of writing a
-            # near copy, which would split one trait's support over several hypotheses that each decay.
+        if regime == "PROFILE" and not (strong if cfg.profile_reinforces_support else dup):
+            # A new hypothesis; beliefs it partly supports still get a half step. With profile_reinforces_support
+            # an observation that a belief already says (strong support) is not novel: it reinforces that
+            # belief below instead of writing a near copy beside it.
             self._write(prop, emb, topic, t, "PROFILE", upd, as_fact=False)
             touched |= self._reinforce([(s.id, 0.5 * s.strength) for s in support], t, upd)[1]
             self._charge(prop, cands, touched, t)

@@ -1,9 +1,10 @@
 """Contradiction verifiers behind a relatedness gate.
 
-Order of preference (``nli="auto"``): the MiniLM cross-encoder fine-tuned on SNLI and then on hand-written
-dialogue pairs, shipped in ``precomem/models/nli_cross_encoder.safetensors`` (temperature-scaled on held-out
-SNLI: the paper's calibrated verifier); the small MLP head on frozen MiniLM features in
-``precomem/models/nli_head.npz``; and a negation/antonym rule that needs no model. SNLI calls unrelated
+Three verifiers: the MiniLM cross-encoder fine-tuned on SNLI and then on hand-written dialogue pairs, shipped
+in ``precomem/models/nli_cross_encoder.safetensors`` (temperature-scaled on held-out SNLI: the paper's
+calibrated verifier; ``nli="cross-encoder"``, as in the paper preset); the small MLP head on frozen MiniLM
+features in ``precomem/models/nli_head.npz`` (``auto`` with MiniLM, the default); and a negation/antonym rule
+that needs no model (``auto`` otherwise). SNLI calls unrelated
 sentences contradictions, so pairs below the encoder's relatedness cosine score 0 whatever the verifier (see
 :func:`gated_contradiction`). ``benchmarks/nli.py`` measures each on SNLI and on dialogue pairs.
 """
@@ -217,7 +218,7 @@ def _cross_encoder_base() -> Path | None:
 
 
 def make_verifier(config: PreCoMemConfig, enc: Encoder) -> Verifier:
-    """First available verifier in preference order: cross-encoder, head, rule.
+    """The configured verifier; ``auto`` is the head with MiniLM, else the rule.
 
     The models need the MiniLM encoder (the head reads its embeddings; both need torch), so with the hashing
     encoder ``auto`` means the rule. An explicit ``cross-encoder`` or ``head`` that cannot load is an error;
@@ -228,13 +229,8 @@ def make_verifier(config: PreCoMemConfig, enc: Encoder) -> Verifier:
         return _VERIFIERS[key]
     verifier: Verifier = RuleVerifier()
     base = _cross_encoder_base() if enc.name != "hashing" else None
-    if kind in ("auto", "cross-encoder") and base is not None and cross_encoder_path().is_file():
-        try:
-            verifier = CrossEncoderVerifier(cross_encoder_path(), base, temp, config.encode_threads,
-                                            config.nli_decisive)
-        except (FileNotFoundError, KeyError, ValueError, OSError):
-            if kind == "cross-encoder":
-                raise
+    if kind == "cross-encoder" and base is not None and cross_encoder_path().is_file():
+        verifier = CrossEncoderVerifier(cross_encoder_path(), base, temp, config.encode_threads, config.nli_decisive)
     if verifier.name == "rule" and kind in ("auto", "head") and enc.name == "minilm" and head_path().is_file():
         verifier = HeadVerifier(head_path(), temp)
     if verifier.name == "rule" and kind in ("cross-encoder", "head"):

@@ -76,14 +76,14 @@ def write(
 def soft_decay(store: BeliefStore, row: int, severity: float, turn: int, cfg: PreCoMemConfig) -> float:
     """w <- w * (1 - severity): each contradicted belief loses in proportion to its own contradiction.
 
-    A fact decayed below the promotion threshold is deprecated: it no longer meets the bar that made it a
-    fact, stays for provenance (paper B.1) and ranks below live beliefs. A slight decay (a lost competition
-    round) leaves it live, so "deprecated" always means "corrected", not "touched"."""
+    A decayed fact is deprecated (kept for provenance, paper B.1; it ranks below live beliefs); with
+    ``deprecate_below_promotion`` only once it falls below the promotion threshold, so a slight decay (a lost
+    competition round) leaves it live."""
     w = store.effective_row(row, turn, cfg.gamma) * (1.0 - severity)
     store.conf[row] = w
     store.last[row] = turn  # decay from here on is measured from the correction, not compounded on top of it
     store.extra[row] = 0.0
-    if store.fact[row] and w < cfg.promote_threshold:
+    if store.fact[row] and (w < cfg.promote_threshold or not cfg.deprecate_below_promotion):
         store.deprecated[row] = True
     return w
 

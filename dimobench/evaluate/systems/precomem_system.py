@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from precomem.config import PAPER
+
 ABLATIONS: dict[str, dict[str, Any]] = {
     "": {},
     "no_profile": {"no_profile": True},
@@ -14,11 +16,10 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no_confidence": {"no_confidence": True},
     "random_routing": {"random_routing": True},
     "a1": {"prune_facts_below": 0.05},
-    "topic_clock": {"background_rate": 0.1},
-    "rival_discount": {"rival_discount": 0.8},
+    "paper": dict(PAPER),
 }
-"""Variant name -> PreCoMemConfig overrides (``a1``: prune facts below 0.05, per paper; ``topic_clock`` and
-``rival_discount``: our departures from the paper, off by default)."""
+"""Variant name -> PreCoMemConfig overrides (``a1``: prune facts below 0.05, per paper; ``paper``: the
+configuration that follows the paper and passes ``../shared/conformance``, :meth:`PreCoMemConfig.paper`)."""
 
 
 class PreCoMemSystem:
