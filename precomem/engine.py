@@ -131,8 +131,7 @@ class PreCoMem:
         store = self.store
         cos = emb @ store.emb[rows].T
         sim = calibrated(cos, self.encoder)
-        # The verifier sees each proposition's most similar beliefs only: below them the relatedness ramp leaves
-        # little weight, and each pair costs a cross-encoder row on the per-turn path.
+        # The verifier sees each proposition's nli_max_pairs most similar beliefs (a cross-encoder row each).
         order = np.argsort(-cos, axis=1, kind="stable")[:, : self.config.nli_max_pairs or len(rows)]
         pi = np.repeat(np.arange(len(props)), order.shape[1])
         bi = order.reshape(-1)
@@ -206,9 +205,8 @@ class PreCoMem:
                 return
             regime = "MAINTAIN" if cfg.no_profile else "PROFILE"  # nothing of the user's to correct
         if regime == "PROFILE" and not (strong if cfg.profile_reinforces_support else dup):
-            # A new hypothesis; beliefs it partly supports still get a half step. With profile_reinforces_support
-            # an observation that a belief already says (strong support) is not novel: it reinforces that
-            # belief below instead of writing a near copy beside it.
+            # A new hypothesis; beliefs it partly supports get a half step (profile_reinforces_support: a
+            # strongly supported belief is reinforced below instead, no copy is written).
             self._write(prop, emb, topic, t, "PROFILE", upd, as_fact=False)
             touched |= self._reinforce([(s.id, 0.5 * s.strength) for s in support], t, upd)[1]
             self._charge(prop, cands, touched, t)
@@ -298,17 +296,8 @@ class PreCoMem:
         *,
         as_fact: bool,
     ) -> None:
-        bid = ops.write(
-            self.store,
-            prop,
-            emb,
-            tokenize(prop.text),
-            topic,
-            t,
-            as_fact=as_fact,
-            regime=regime,
-            cfg=self.config,
-        )
+        bid = ops.write(self.store, prop, emb, tokenize(prop.text), topic, t, as_fact=as_fact, regime=regime,
+                        cfg=self.config)
         upd.created.append(bid)
 
     def _reinforce(self, targets: list[tuple[str, float]], t: int, upd: Update) -> tuple[bool, set[str]]:
@@ -357,7 +346,7 @@ class PreCoMem:
         conf = read_confidence(store, cache[2], self.config, past)
         scores = hybrid_scores(store, q_emb, q_tokens, self._topic_p(q_emb), conf, self.config)
         if not past and self.config.deprecated_recall == "past":
-            scores[store.deprecated[: store.n]] = -np.inf
+            scores[store.deprecated[: store.n]] = -np.inf  # what the user changed stays out of the present
         items = recall_items(store, top_k(scores, k), conf, scores)
         if k > 0:
             self._recalls += 1
