@@ -21,8 +21,6 @@ from precomem.config import PreCoMemConfig
 from precomem.encoders import Encoder, tokenize
 
 LABELS = ("entailment", "neutral", "contradiction")
-CROSS_ENCODER_DIRNAME = "nli-cross-encoder"
-"""Directory name of the user-built cross-encoder under ``<cache>/models/``."""
 
 _NEG = re.compile(
     r"\b(not|never|no longer|anymore|any more|stopped|quit|gave up|give up|avoid\w*|can'?t stand|"
