@@ -73,7 +73,7 @@ class PreCoMemConfig(BaseModel):
     against the belief, and mixing that 0.25 into surprisal pushed most supporting turns out of MAINTAIN
     (the calibrated temperature, 1.40, spreads probability onto the labels the model did not pick). False:
     the raw calibrated probability, always."""
-    nli_max_pairs: int | None = Field(None, ge=1)
+    nli_max_pairs: int | None = Field(4, ge=1)
     """The verifier scores each proposition against at most this many retrieved beliefs, the most similar
     first (the rest count as not contradicted); None scores all of them. Each pair is a cross-encoder row on
     the per-turn path, so the paper preset caps it at 4."""
@@ -106,13 +106,13 @@ class PreCoMemConfig(BaseModel):
     to", "previously", ...); None keeps their decayed confidence. Revised facts are kept for provenance
     (paper B.1) and are precisely the evidence such a question needs, while for every other query they stay
     ranked below live beliefs. 0.5 sits at a fresh user statement's level, below established facts."""
-    deprecated_recall: Literal["past", "ranked"] = "ranked"
+    deprecated_recall: Literal["past", "ranked"] = "past"
     """Where recall returns deprecated facts (corrected ones, kept for provenance): ``past``, only for queries
     about an earlier time, so that what the user changed never fills a slot in an answer about the present
     (in a small store, confidence weighting alone still lets them fill the slots nothing better takes: 15-20%
     of top-10 slots on ``benchmarks/precomem.py``); ``ranked``, like any belief at its decayed confidence. The
     write path always sees them (a restored state is recognised and revived). The paper preset uses ``past``."""
-    deprecate_below_promotion: bool = False
+    deprecate_below_promotion: bool = True
     """A decayed fact counts as deprecated only once its confidence falls below ``promote_threshold`` (True:
     "deprecated" means "corrected", and a lost competition round that barely lowers it leaves it live); False
     marks every decayed fact deprecated. The paper preset uses True."""
@@ -143,7 +143,7 @@ class PreCoMemConfig(BaseModel):
     ``support_similarity``, standing in for the abstraction an LLM sub-agent makes
     between differently worded cues of the same state. With MiniLM on short user turns, cosine 0.22 is above
     most unrelated pairs (their 90th percentile is ~0.2) and below the typical same-topic pair (~0.3)."""
-    background_rate: float = 0.1
+    background_rate: float = 1.0
     """Fraction of a decay step an unrelated turn costs an unsupported hypothesis. 1.0 is the paper's clock
     (the paper preset): every turn since the last evidence-bearing update counts, so a never-reinforced
     hypothesis is pruned after eight turns (gamma = 0.05). The default 0.1 is a *topic-scoped clock*, our
@@ -166,14 +166,14 @@ class PreCoMemConfig(BaseModel):
     reaching CORRECT, while an occasional off-state mention costs little. On the dimobench seed-0 suite's
     first two personas (accuracy only), margin 0.15 / decay 0.03 gave 0.56 overall vs 0.54 for 0.10 / 0.05
     (which left fewer facts standing); without competition stale answers were 0.28."""
-    rival_discount: float | None = 0.8
+    rival_discount: float | None = None
     """Read-time factor on a hypothesis's confidence per rival cue it lost since its last support, for
     queries about the present only (None: off, the paper's retrieval and the paper preset's). An implicit
     drift seldom contradicts the old state outright, and the old state's hypotheses are not charged when
     outcompeted (questions about the past need them), so without it they rank level with the new state's cues
     until they fade. Support resets the count. 0.8 was the one value tried (0.8^3 ~ 0.5 after three lost
     rounds)."""
-    profile_reinforces_support: bool = False
+    profile_reinforces_support: bool = True
     """PROFILE with a belief that the observation strongly supports (similarity >= ``support_similarity``)
     reinforces that belief instead of writing a near copy beside it (True, the paper preset: the observation is
     not novel, and copies split one trait's support over hypotheses that each decay). False writes the copy
@@ -188,7 +188,7 @@ class PreCoMemConfig(BaseModel):
     # --- operators and lifecycle ---
     eta: float = 0.1
     """MAINTAIN step: w <- w + eta * strength * (1 - w)."""
-    promote_threshold: float = 0.68
+    promote_threshold: float = 0.65
     """A hypothesis whose confidence reaches this becomes a fact (the paper gives no number). 0.68: five full
     supports commit a fresh user statement; the paper preset's 0.65 commits it after four (five mentions in
     all), as ``../shared/conformance`` expects, and never after one repetition."""
@@ -237,14 +237,19 @@ class PreCoMemConfig(BaseModel):
         return cls(**{**PAPER, **overrides})
 
 
-PAPER: dict[str, object] = {
-    "nli": "cross-encoder",
-    "nli_max_pairs": 4,
-    "background_rate": 1.0,
-    "rival_discount": None,
-    "promote_threshold": 0.65,
-    "deprecated_recall": "past",
-    "deprecate_below_promotion": True,
-    "profile_reinforces_support": True,
+PAPER: dict[str, object] = {"nli": "cross-encoder"}
+"""Where :meth:`PreCoMemConfig.paper` differs from the defaults: the cross-encoder is required, not tried first.
+
+The defaults are the paper's since issue 17; :data:`PREVIOUS` holds the engine accepted before it."""
+
+PREVIOUS: dict[str, object] = {
+    "nli": "head",
+    "nli_max_pairs": None,
+    "background_rate": 0.1,
+    "rival_discount": 0.8,
+    "promote_threshold": 0.68,
+    "deprecated_recall": "ranked",
+    "deprecate_below_promotion": False,
+    "profile_reinforces_support": False,
 }
-"""Where :meth:`PreCoMemConfig.paper` differs from the defaults."""
+"""The engine issues 3 and 4 accepted (topic-scoped clock, rival discount, head verifier): ``precomem:previous``."""

@@ -216,7 +216,7 @@ def _cross_encoder_base() -> Path | None:
 
 
 def make_verifier(config: PreCoMemConfig, enc: Encoder) -> Verifier:
-    """The configured verifier; ``auto`` is the head with MiniLM, else the rule.
+    """The configured verifier; ``auto`` is the first that loads of cross-encoder, head (both need MiniLM), rule.
 
     The models need the MiniLM encoder (the head reads its embeddings; both need torch), so with the hashing
     encoder ``auto`` means the rule. An explicit ``cross-encoder`` or ``head`` that cannot load is an error;
@@ -227,8 +227,13 @@ def make_verifier(config: PreCoMemConfig, enc: Encoder) -> Verifier:
         return _VERIFIERS[key]
     verifier: Verifier = RuleVerifier()
     base = _cross_encoder_base() if enc.name != "hashing" else None
-    if kind == "cross-encoder" and base is not None and cross_encoder_path().is_file():
-        verifier = CrossEncoderVerifier(cross_encoder_path(), base, temp, config.encode_threads, config.nli_decisive)
+    if kind in ("auto", "cross-encoder") and base is not None and cross_encoder_path().is_file():
+        try:
+            verifier = CrossEncoderVerifier(cross_encoder_path(), base, temp, config.encode_threads,
+                                            config.nli_decisive)
+        except (FileNotFoundError, KeyError, ValueError, OSError):
+            if kind == "cross-encoder":
+                raise
     if verifier.name == "rule" and kind in ("auto", "head") and enc.name == "minilm" and head_path().is_file():
         verifier = HeadVerifier(head_path(), temp)
     if verifier.name == "rule" and kind in ("cross-encoder", "head"):

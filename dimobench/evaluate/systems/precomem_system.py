@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from precomem.config import PAPER
+from precomem.config import PAPER, PREVIOUS
 
 ABLATIONS: dict[str, dict[str, Any]] = {
     "": {},
@@ -17,6 +17,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "random_routing": {"random_routing": True},
     "a1": {"prune_facts_below": 0.05},
     "paper": dict(PAPER),
+    "previous": dict(PREVIOUS),
 }
 """Variant name -> PreCoMemConfig overrides (``a1``: prune facts below 0.05, per paper; ``paper``: the
 configuration that follows the paper and passes ``../shared/conformance``, :meth:`PreCoMemConfig.paper`)."""
