@@ -1,11 +1,6 @@
-"""The paper preset (``PreCoMemConfig.paper()``) against ``../shared/conformance``.
-
-That file is owned outside the project and states the paper's PreCoMem behaviours for the *default* engine.
-The default keeps the behaviours earlier issues accepted (it beats ``full`` and ``recency`` on the suites and
-meets the latency targets), so it does not pass it yet (three of six fail; issue 17 is open). This test runs
-the same functions, read and never edited (compiled from its text: no bytecode is written beside it), with
-the engine built from the paper preset instead, so the preset cannot drift from the paper either.
-"""
+"""The paper preset (``PreCoMemConfig.paper()``, the default that requires the cross-encoder) against
+``../shared/conformance``, whose functions are read and never edited (compiled from its text: no bytecode is
+written beside it). ``.ci/run`` also runs that file as it is, against the default."""
 
 from __future__ import annotations
 
