@@ -28,15 +28,18 @@ if TYPE_CHECKING:
     from dimobench.evaluate.api import EvalConfig
     from dimobench.evaluate.replay import ProgressFn as EvalProgressFn
     from dimobench.evaluate.results import EvalReport
+    from dimobench.export import ExportResult
     from dimobench.review.sampling import Sample
     from dimobench.verify.verdicts import VerifyResult
 
-__all__ = ["AuditReport", "EvalConfig", "EvalReport", "GenerateConfig", "RunOptions", "Suite", "VerifyResult",
-           "audit_suite", "compare", "estimate_generation", "evaluate", "generate_suite", "last_run", "load_suite",
-           "sample_review", "score_review", "validate_suite", "verify_suite"]
+__all__ = ["AuditReport", "EvalConfig", "EvalReport", "ExportResult", "GenerateConfig", "RunOptions", "Suite",
+           "VerifyResult", "audit_suite", "compare", "estimate_generation", "evaluate", "export_suite",
+           "generate_suite", "last_run", "load_suite", "sample_review", "score_review", "validate_suite",
+           "verify_suite"]
 
 _LAZY = {"AuditReport": "dimobench.audit.card", "EvalConfig": "dimobench.evaluate.api",
-         "EvalReport": "dimobench.evaluate.results", "VerifyResult": "dimobench.verify.verdicts"}
+         "EvalReport": "dimobench.evaluate.results", "ExportResult": "dimobench.export",
+         "VerifyResult": "dimobench.verify.verdicts"}
 
 
 def __getattr__(name: str) -> Any:
@@ -229,8 +232,27 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: EvalProgressFn | None =
     return run(cfg, out, progress)
 
 
-def compare(report_a: str | Path, report_b: str | Path, n: int = 1000, seed: int = 0) -> dict[str, Any]:
-    """Per system in both reports: ``B - A`` accuracy on their shared questions, paired bootstrap interval."""
+def compare(report_a: str | Path, report_b: str | Path, n: int = 1000, seed: int = 0,
+            out: str | Path | None = None, *, force: bool = False) -> dict[str, Any]:
+    """Per system in both reports: ``B - A`` accuracy on their shared questions, paired bootstrap interval;
+    with ``out``, also ``out/report.html`` showing both runs side by side."""
     from dimobench.evaluate.api import compare as run
 
-    return run(report_a, report_b, n, seed)
+    return run(report_a, report_b, n, seed, out, force=force)
+
+
+def export_suite(suite: str | Path, out: str | Path, format: str = "hf", force: bool = False) -> ExportResult:
+    """Export a suite for publishing; ``hf``: one Parquet file per record file and a Hugging Face dataset card.
+
+    Args:
+        suite: The suite folder (it must load, validate and be finished).
+        out: Folder to write: empty, absent, or an earlier export (replaced only with ``force``).
+        format: Only ``hf`` for now.
+        force: Replace an earlier export in ``out``.
+
+    Returns:
+        The files written (relative to ``out``) and the row count of every config.
+    """
+    from dimobench.export import export_suite as run
+
+    return run(suite, out, format, force)

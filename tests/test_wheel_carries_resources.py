@@ -19,6 +19,9 @@ def test_wheel_carries_prompts_and_data(tmp_path: Path) -> None:
     assert "dimobench/_resources/data/templates.json" in names
     assert any(n.startswith("dimobench/_resources/data/topics/") for n in names)
     assert any(n.startswith("precomem/") for n in names)
+    # the web pages' assets: the review app's and report.html's (no CDN, so they must ship)
+    assert {"dimobench/review/web/index.html", "dimobench/review/web/app.js",
+            "dimobench/evaluate/web/report.html.j2", "dimobench/evaluate/web/report.js"} <= set(names)
     site = tmp_path / "site"
     zipfile.ZipFile(wheel).extractall(site)
     code = ("from dimobench.resources import resource_dir; from dimobench.catalog import load_catalog; "

@@ -62,7 +62,7 @@ def evaluate(
     resume: Annotated[bool, typer.Option(help="Continue an evaluation in --out: finished units (system x suite "
                                               "x persona) are reused, the rest are run.")] = False,
 ) -> None:
-    """Score memory systems on drift suites: answers, report.json, report.md and plots in --out."""
+    """Score memory systems on drift suites: answers, report.json, report.md, report.html and plots in --out."""
     from dimobench.errors import DimobenchError
 
     try:
@@ -113,7 +113,7 @@ def _evaluate(suites: list[Path], out: Path, systems: list[str], k: int, window_
     for name, fig in report.systems.items():
         shown = "-" if fig.overall is None else f"{100 * fig.overall:.1f}%"
         console.print(f"{name:28s} overall {shown}")
-    console.print(f"wrote {out}/report.json, report.md, answers-*.jsonl")
+    console.print(f"wrote {out}/report.json, report.md, report.html, answers-*.jsonl")
     return _print_llm_summary(console, out) if cfg.answerer != "offline" else 0
 
 
@@ -146,13 +146,16 @@ def compare(
     seed: Annotated[int, typer.Option(help="Bootstrap seed.", callback=at_least("--seed", 0))] = 0,
     bootstrap: Annotated[int, typer.Option(help="Paired bootstrap resamples (0: no interval).",
                                            callback=at_least("--bootstrap", 0))] = 1000,
+    out: Annotated[Optional[Path], typer.Option(help="Also write report.html here: both runs in one page.",
+                                                envvar="DIMOBENCH_COMPARE_OUT")] = None,
+    force: Annotated[bool, typer.Option(help="Replace an earlier comparison in --out.")] = False,
 ) -> None:
     """Per-system accuracy difference B - A on shared questions, with a paired bootstrap 95% interval."""
     from dimobench.errors import DimobenchError
     from dimobench.evaluate.api import compare as run_compare
 
     try:
-        res = run_compare(report_a, report_b, bootstrap, seed)
+        res = run_compare(report_a, report_b, bootstrap, seed, out, force=force)
     except DimobenchError as exc:
         _fail(str(exc))
         return
@@ -168,3 +171,5 @@ def compare(
     for key, label in (("only_in_a", "only in A"), ("only_in_b", "only in B")):
         if res[key]:
             typer.echo(f"{label}: {', '.join(res[key])}")
+    if out is not None:
+        typer.echo(f"wrote {out}/report.html")

@@ -1,8 +1,10 @@
-"""``dimobench review``: sample blind annotation sheets, score agreement, adjudicate, merge into the suite.
+"""``dimobench review``: sample blind annotation sheets, fill one in the browser (``serve``), score agreement,
+adjudicate, merge into the suite.
 
-Only typer is imported at module level; :mod:`dimobench.review` (numpy, scikit-learn) loads inside the
-commands, so registering this sub-app keeps ``dimobench --help`` fast. Every ``DimobenchError`` is one line
-on stderr and exit code 2; ``score`` exits 1 when the verdict kappa is below ``--min-kappa``.
+Only typer is imported at module level; :mod:`dimobench.review` (numpy, scikit-learn, and flask for
+``serve``) loads inside the commands, so registering this sub-app keeps ``dimobench --help`` fast. Every
+``DimobenchError`` is one line on stderr and exit code 2; ``score`` exits 1 when the verdict kappa is below
+``--min-kappa``.
 """
 
 from __future__ import annotations
@@ -133,3 +135,36 @@ def merge(
     path, sources = _guard(lambda: merge_adjudication(adjudication, suite, sheets or [], sample=sample_file))
     typer.echo(f"wrote {path}: {sources['agreed']} agreed, {sources['adjudicated']} adjudicated; "
                "manifest updated")
+
+
+@review_app.command()
+def serve(
+    sample_dir: Annotated[Path, typer.Argument(help="The --out folder of `review sample`.")],
+    annotator: Annotated[str, typer.Option(help="Whose sheet to fill in (sheet_<name>.csv); no other is opened.",
+                                           envvar="DIMOBENCH_REVIEW_ANNOTATOR")],
+    suite: Annotated[Optional[Path], typer.Option(
+        help="The suite the sample was drawn from (default: the one `review sample` recorded): shows the "
+             "dialogue around the evidence and the earlier turns on the trait (without a suite, the sheet's "
+             "evidence and context cells).",
+        envvar="DIMOBENCH_SUITE")] = None,
+    port: Annotated[int, typer.Option(help="Port (0: any free one).", envvar="DIMOBENCH_REVIEW_PORT",
+                                      callback=at_least("--port", 0))] = 8765,
+    host: Annotated[str, typer.Option(help="Address to listen on; a non-loopback one lets other machines in.",
+                                      envvar="DIMOBENCH_REVIEW_HOST")] = "127.0.0.1",
+) -> None:
+    """A local web page to label one annotator's sheet, item by item, with keyboard shortcuts."""
+    from dimobench.review.serve import ReviewApp, is_loopback
+    from dimobench.review.serve import serve as run
+    from dimobench.review.workflow import sample_source
+
+    suite = suite or sample_source(sample_dir)
+
+    def ready(url: str, review: ReviewApp) -> None:
+        rows = review.store.rows()
+        typer.echo(f"{review.store.path}: {sum(r.done for r in rows)} of {len(rows)} items labelled")
+        if not is_loopback(host):
+            typer.echo(f"warning: listening on {host}: anyone who can reach it can read and change this sheet",
+                       err=True)
+        typer.echo(f"open {url} (Ctrl+C to stop; every answer is saved as you go)")
+
+    _guard(lambda: run(sample_dir, annotator, host=host, port=port, suite=suite, ready=ready))

@@ -82,7 +82,7 @@ def _write_answers(out: Path, system: str, runs: list[SystemRun]) -> str:
 
 def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = None, *, force: bool = False,
              resume: bool = False) -> EvalReport:
-    """Run every system on every suite, write answers, report.json, report.md and plots into ``out``.
+    """Run every system on every suite, write answers, report.json, report.md, report.html and plots into ``out``.
 
     Every suite is validated first (schema, hashes, counts; ``InputError`` for a bad one, before any turn is
     replayed). ``out`` follows the output-folder rule of :func:`dimobench.suite.outdir.claim_out` and is locked
@@ -132,7 +132,7 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     with claim_out(out, "evaluate", force=force, resume=resume):
         store = UnitStore(out)
         store.begin(_settings(cfg, config, suites), resume)
-        for stale in ("report.json", "report.md"):  # never an old, complete-looking report beside new answers
+        for stale in ("report.json", "report.md", "report.html"):  # never an old report beside new answers
             (out / stale).unlink(missing_ok=True)
         try:
             for name in systems:
@@ -228,7 +228,19 @@ def _write_report(runs: dict[str, list[SystemRun]], suites: dict[str, Suite], co
                                  for name, rs in runs.items()}  # system -> suite -> personas it covers
     atomic_write_text(out / "report.json", dumps(report, indent=2, ensure_ascii=False) + "\n")
     atomic_write_text(out / "report.md", markdown(report))
+    _write_html(runs, suites, report, out)
     return report
+
+
+def _write_html(runs: dict[str, list[SystemRun]], suites: dict[str, Suite], report: dict[str, Any],
+                out: Path) -> None:
+    """``report.html``: the report, every answer row and the suites' change points in one page."""
+    from dimobench.evaluate.html import RunView, write_html
+    from dimobench.evaluate.report import change_points
+
+    view = RunView(report, {name: [a for r in rs for a in r.answers] for name, rs in runs.items()},
+                   {key: change_points(suite) for key, suite in suites.items()}, source=str(out))
+    write_html(out, [view], "dimobench evaluation: " + ", ".join(report["config"]["suites"]))
 
 
 def _load_answers(report_path: Path) -> tuple[dict[str, Any], dict[str, dict[tuple[str, str], bool]]]:
@@ -260,8 +272,27 @@ def _load_answers(report_path: Path) -> tuple[dict[str, Any], dict[str, dict[tup
     return report, answers
 
 
-def compare(report_a: str | Path, report_b: str | Path, n: int = 1000, seed: int = 0) -> dict[str, Any]:
-    """Per system in both reports: ``B - A`` accuracy on their shared questions with a paired bootstrap interval."""
+def compare(report_a: str | Path, report_b: str | Path, n: int = 1000, seed: int = 0,
+            out: str | Path | None = None, *, force: bool = False) -> dict[str, Any]:
+    """Per system in both reports: ``B - A`` accuracy on their shared questions with a paired bootstrap interval.
+
+    With ``out`` (claimed like every output folder, see :func:`dimobench.suite.outdir.claim_out`) it also
+    writes ``out/report.html``: the page of ``evaluate``, with the systems of both runs labelled A and B and
+    this comparison as its first table.
+    """
+    if out is None:
+        return _compare(report_a, report_b, n, seed)
+    from dimobench.evaluate.html import load_run, write_html
+    from dimobench.suite.outdir import claim_out
+
+    runs = [load_run(report_a, "A"), load_run(report_b, "B")]  # a bad input fails before the folder is claimed
+    with claim_out(Path(out), "compare", force=force):
+        res = _compare(report_a, report_b, n, seed)
+        write_html(Path(out), runs, f"dimobench comparison: A {runs[0].source} vs B {runs[1].source}", res)
+    return res
+
+
+def _compare(report_a: str | Path, report_b: str | Path, n: int, seed: int) -> dict[str, Any]:
     from dimobench.evaluate.scoring import paired_bootstrap
 
     _, ans_a = _load_answers(Path(report_a))

@@ -14,6 +14,8 @@ from dimobench.suite.io import atomic_write_text, write_jsonl
 from dimobench.suite.outdir import claim_out, lock_folder
 
 SAMPLE_FILE = "sample.jsonl"
+SOURCE_FILE = "source.json"
+"""Where the sample was drawn from, so ``review serve`` finds the dialogue without being told."""
 
 
 def sample_suite(suite_path: Path, out: Path, frac: float = 0.2, by: Sequence[str] = DEFAULT_BY,
@@ -41,12 +43,23 @@ def sample_suite(suite_path: Path, out: Path, frac: float = 0.2, by: Sequence[st
                           it.stratum, it.calibration) for it in sample.items]
         write_jsonl(out / SAMPLE_FILE, [{"qa_id": it.qa_id, "stratum": it.stratum, "calibration": it.calibration,
                                          "sample_id": sample.sample_id} for it in sample.items])
+        atomic_write_text(out / SOURCE_FILE, json.dumps({"suite": str(Path(suite_path).resolve())}) + "\n")
         paths = []
         for name in people:
             path = out / f"sheet_{name}.csv"
             write_csv(path, SHEET_COLUMNS, rows)
             paths.append(path)
     return sample, paths
+
+
+def sample_source(sample_dir: Path) -> Path | None:
+    """The suite folder ``review sample`` recorded for ``sample_dir``, if it is still there."""
+    try:
+        data = json.loads((sample_dir / SOURCE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    path = Path(data["suite"]) if isinstance(data, dict) and isinstance(data.get("suite"), str) else None
+    return path if path is not None and path.is_dir() else None
 
 
 def _suite_verdicts(suite_path: Path, qa_ids: Sequence[str]) -> tuple[dict[str, Any], dict[str, str] | None]:

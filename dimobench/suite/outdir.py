@@ -30,7 +30,8 @@ LOCK = "lock"
 WRITER = "dimobench"
 
 KINDS = {"generate": "suite", "import": "suite", "evaluate": "evaluation", "review sample": "review sample",
-         "audit": "audit", "verify --calibrate": "calibration copy", "schema": "schema export"}
+         "audit": "audit", "verify --calibrate": "calibration copy", "schema": "schema export", "compare": "comparison",
+         "export": "dataset export"}
 """Writing command -> the kind of output it leaves; ``--force`` replaces only an output of the same kind."""
 
 
