@@ -86,6 +86,13 @@ def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False,
         return _generate_into(out, cfg, options, llm, progress, (verify, audit), resume, carried)
 
 
+def _json_mode(llm: Any) -> str | None:
+    """The structured-output mode the generator used; an ``auto`` one not probed yet (every reply came from
+    the cache) probes now, so a warm rerun records the same mode as the cold run."""
+    inner = getattr(llm, "inner", llm)
+    return inner.mode() if callable(getattr(inner, "mode", None)) else None
+
+
 def _generate_into(out: Path, cfg: GenerateConfig, options: RunOptions, llm: Any, progress: ProgressFn | None,
                    checks: tuple[bool, bool], resume: bool, carried: tuple[list[str], object] | None) -> Manifest:
     """The body of :func:`generate_suite` once ``out`` is claimed: stages 1-5, stage 6, the audit.
@@ -111,6 +118,9 @@ def _generate_into(out: Path, cfg: GenerateConfig, options: RunOptions, llm: Any
     }
     if cfg.qa_rules != "v1":  # recorded only when set, so v1 manifests keep their bytes
         config["qa_rules"] = cfg.qa_rules
+    mode = _json_mode(llm)
+    if mode not in (None, "json_schema"):  # likewise: manifests of strict servers keep their bytes
+        config["json_mode"] = mode
     manifest = write_suite(out, {"personas.jsonl": personas, "schedules.jsonl": schedules,
                                  "dialogues.jsonl": turns, "qa.jsonl": qa},
                            {"status": "incomplete" if verify or audit else status,

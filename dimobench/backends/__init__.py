@@ -45,8 +45,12 @@ def normalize_spec(spec: str, flag: str = "--generator") -> str:
 
 
 def resolve_backend(spec: str, *, base_url: str | None = None, cache_dir: Path | None = None,
-                    use_cache: bool = True, timeout: float = 120.0) -> LLM:
+                    use_cache: bool = True, timeout: float = 120.0, json_mode: str | None = None) -> LLM:
     """Return the backend for ``spec``; real ones are wrapped in the shared reply cache.
+
+    ``json_mode`` (``json_schema``, ``json_object``, ``prompt`` or ``auto``; see
+    :mod:`dimobench.backends.jsonmode`) defaults to the enclosing ``jsonmode.json_mode`` block's, which the
+    CLI's ``--json-mode`` sets for every role of a command.
 
     Raises ``BackendError`` in one line when the SDK is missing or the key is not in the environment.
     """
@@ -58,7 +62,7 @@ def resolve_backend(spec: str, *, base_url: str | None = None, cache_dir: Path |
     module_name, _, cls_name = path.partition(":")
     try:
         cls = getattr(importlib.import_module(module_name), cls_name)
-        backend: ChatLLM = cls(model=model, base_url=base_url, timeout=timeout)
+        backend: ChatLLM = cls(model=model, base_url=base_url, timeout=timeout, json_mode=json_mode)
     except ImportError as exc:
         raise BackendError(f"the {provider} backend needs the {package} package ({exc.name} is missing): "
                            f"pip install {package}") from None

@@ -15,14 +15,15 @@ a spent time budget (:class:`OutOfTime`, set with :func:`run_limits`, the CLI's 
 
 from __future__ import annotations
 
-import json
-import os
 import random
+import threading
+import time
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import tenacity
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from dimobench.backends import jsonmode, replies
 from dimobench.backends.limits import (
     UNREACHABLE_ATTEMPTS,
     UNREACHABLE_WAIT_S,
@@ -32,10 +33,11 @@ from dimobench.backends.limits import (
     rerun_hint,
     time_left,
 )
+from dimobench.backends.wire import env_int, redact, strict_schema, wait_scale
 from dimobench.errors import BackendError
 
 MAX_ATTEMPTS = 5
-"""Attempts per call (the first try included)."""
+"""Attempts per call (the first try included); ``DIMOBENCH_MAX_ATTEMPTS`` overrides it."""
 MAX_WAIT_S = 60.0
 """Longest single wait, Retry-After included."""
 
@@ -71,6 +73,8 @@ class Usage(BaseModel):
 
     input_tokens: int = 0
     output_tokens: int = 0
+    finish_reason: str | None = Field(default=None, exclude=True)
+    """Why the server stopped (``length``: it hit ``max_tokens``); not stored in the cache or the run log."""
 
 
 class Response(BaseModel):
@@ -121,41 +125,35 @@ class InvalidReply(TransientError):
         self.raw = raw
 
 
-def strict_schema(model: type[BaseModel]) -> dict[str, Any]:
-    """The model's JSON schema in the shape OpenAI strict mode and Gemini accept.
+class Truncated(InvalidReply):
+    """The server stopped at ``max_tokens`` (``finish_reason: length``) before the JSON was whole.
 
-    References are inlined, titles dropped, every object closed (``additionalProperties: false``) with every
-    property required.
+    Retried once with twice the room; ``final`` marks the second cut, which is not retried again.
     """
-    raw = model.model_json_schema()
-    defs = raw.pop("$defs", {})
 
-    def fix(node: Any) -> Any:
-        if isinstance(node, list):
-            return [fix(n) for n in node]
-        if not isinstance(node, dict):
-            return node
-        if "$ref" in node:
-            return fix(defs[node["$ref"].split("/")[-1]])
-        out = {k: fix(v) for k, v in node.items() if k not in ("title", "default")}
-        if out.get("type") == "object":
-            out["additionalProperties"] = False
-            out["required"] = list(out.get("properties", {}))
-        return out
-
-    return fix(raw)
+    def __init__(self, message: str, raw: str = "", final: bool = False) -> None:
+        super().__init__(message, raw)
+        self.final = final
 
 
 def parse_reply(text: str | None, model: type[BaseModel]) -> Any:
     """Validate a reply's JSON text into ``model``; raise ``InvalidReply`` saying what was wrong."""
+    return parse_text(text, model)[0]
+
+
+def parse_text(text: str | None, model: type[BaseModel]) -> tuple[Any, str]:
+    """The reply validated into ``model`` and the JSON text it came from (fences and prose dropped).
+
+    A bare JSON reply is returned unchanged; see :func:`dimobench.backends.replies.extract_json`.
+    """
     if not text:
         raise InvalidReply("empty reply", raw=text or "")
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidReply(f"reply is not valid JSON ({exc.msg} at char {exc.pos})", raw=text) from None
+        data, json_text = replies.extract_json(text)
+    except replies.NoJSON as exc:
+        raise InvalidReply(exc.message, raw=text) from None
     try:
-        return model.model_validate(data)
+        return model.model_validate(data), json_text
     except ValidationError as exc:
         err = exc.errors()[0]
         where = ".".join(map(str, err["loc"])) or "reply"
@@ -173,14 +171,6 @@ def check_reply(request: Request, parsed: Any, text: str) -> Any:
     return parsed
 
 
-def wait_scale() -> float:
-    """Factor applied to every retry wait, from ``DIMOBENCH_RETRY_WAIT_SCALE`` (tests set 0); 1 when unset or bad."""
-    try:
-        return max(0.0, float(os.environ.get("DIMOBENCH_RETRY_WAIT_SCALE", "1")))
-    except ValueError:
-        return 1.0
-
-
 def backoff(state: tenacity.RetryCallState) -> float:
     """Seconds before the next attempt: the server's Retry-After if it sent one, else exponential with jitter."""
     exc = state.outcome.exception() if state.outcome else None
@@ -193,7 +183,7 @@ def backoff(state: tenacity.RetryCallState) -> float:
 class BaseLLM:
     """Shared machinery: the retry loop, reply validation and secret redaction. Subclasses implement ``_send``.
 
-    ``_send(request, schema)`` returns ``(text, usage)`` or raises; ``should_retry(exc)`` says whether an
+    ``_send(request, schema, mode)`` returns ``(text, usage)`` or raises; ``should_retry(exc)`` says whether an
     exception is transient; ``_translate(exc)`` may turn an SDK exception into a ``TransientError`` (with
     ``retry_after``), an :class:`Unreachable` or a ``BackendError``. Once a call found the server unreachable,
     every later call of this instance fails at once with the same line (a circuit breaker: concurrent calls do
@@ -202,9 +192,16 @@ class BaseLLM:
 
     provider = "base"
 
-    def __init__(self, model: str, max_attempts: int = MAX_ATTEMPTS, timeout: float = 120.0) -> None:
+    def __init__(self, model: str, max_attempts: int | None = None, timeout: float = 120.0,
+                 json_mode: str | None = None) -> None:
         self.model = model
-        self.max_attempts = max_attempts
+        self.json_mode = jsonmode.check_mode(json_mode or jsonmode.current())
+        """How structured output is asked for (:mod:`dimobench.backends.jsonmode`); ``auto`` until probed."""
+        self.probe_seconds: float | None = None
+        """How long the probe call took (``auto`` mode), a first measure of the server's latency."""
+        self._mode_lock = threading.Lock()
+        # a small local model on a CPU may take minutes a call: its users bound the run with fewer attempts
+        self.max_attempts = max_attempts or env_int("DIMOBENCH_MAX_ATTEMPTS", MAX_ATTEMPTS) or MAX_ATTEMPTS
         self.timeout = timeout
         """Seconds per HTTP request (cut shorter when the run's budget has less left)."""
         self.waits: list[float] = []
@@ -228,6 +225,8 @@ class BaseLLM:
             return False
         if isinstance(exc, Unreachable):
             return state.attempt_number < UNREACHABLE_ATTEMPTS and self.down is None
+        if isinstance(exc, Truncated) and exc.final:
+            return False
         return self.should_retry(exc)
 
     def request_timeout(self) -> float:
@@ -247,22 +246,75 @@ class BaseLLM:
     def _translate(self, exc: Exception) -> Exception:
         return exc
 
-    def _send(self, request: Request, schema: dict[str, Any]) -> tuple[str | None, Usage]:
+    def _send(self, request: Request, schema: dict[str, Any], mode: str = "json_schema"
+              ) -> tuple[str | None, Usage]:
+        """Send ``request`` once; ``mode`` says whether to ask the server for ``schema`` (or just JSON)."""
         raise NotImplementedError
 
-    def _attempt(self, request: Request, schema: dict[str, Any]) -> Response:
+    def mode(self) -> jsonmode.JsonMode:
+        """The structured-output mode calls use; in ``auto`` mode the first caller probes the server (once)."""
+        with self._mode_lock:
+            if self.json_mode == "auto":
+                started = time.monotonic()
+                self.json_mode = self._probe()
+                self.probe_seconds = round(time.monotonic() - started, 3)
+            return jsonmode.resolved(self.json_mode)
+
+    def _probe(self) -> jsonmode.JsonMode:
+        """Find the strongest structured-output mode the server honours (module doc of ``jsonmode``)."""
+        ask = Message(role="user", content="Say hello.")
+        for mode in ("json_schema", "json_object"):
+            request = Request(messages=[ask], response_model=jsonmode.Probe, temperature=0.0, seed=0,
+                              max_tokens=jsonmode.PROBE_MAX_TOKENS, item="json-mode probe")
+            retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(self.max_attempts), wait=self._wait,
+                                         retry=self._probe_retry, reraise=True)
+            try:
+                text, _ = retrying(self._send_raw, self._wire(request, mode), mode)
+            except RunAborted:
+                raise
+            except BackendError:  # refused (400: unsupported response_format) or unreadable: a weaker mode
+                continue
+            if _probe_passed(text):
+                return mode
+        return "prompt"
+
+    def _probe_retry(self, state: tenacity.RetryCallState) -> bool:
+        exc = state.outcome.exception() if state.outcome else None
+        return not isinstance(exc, InvalidReply) and self._retry(state)  # a bad probe reply is an answer
+
+    def _wire(self, request: Request, mode: str) -> Request:
+        """``request`` as sent in ``mode``: the schema goes into the prompt unless the server enforces it."""
+        if mode == "json_schema":
+            return request
+        msgs = replies.schema_messages([m.model_dump() for m in request.messages],
+                                       strict_schema(request.response_model))
+        return request.model_copy(update={"messages": [Message(**m) for m in msgs]})
+
+    def _send_raw(self, request: Request, mode: str) -> tuple[str | None, Usage]:
         if self.down is not None:  # another call found the server gone while this one waited
             raise Unreachable(self.down)
         if time_left() == 0:
             raise out_of_time()
         try:
-            text, usage = self._send(request, schema)
+            return self._send(request, strict_schema(request.response_model), mode)
         except BackendError:
             raise
         except Exception as exc:  # SDK errors: the backend decides what they mean
             raise self._translate(exc) from None
-        return Response(text=text or "", parsed=check_reply(request, parse_reply(text, request.response_model),
-                                                         text or ""), usage=usage)
+
+    def _attempt(self, tries: _Tries, mode: str) -> Response:
+        request = tries.next_request()
+        text, usage = self._send_raw(self._wire(request, mode), mode)
+        try:
+            parsed, json_text = parse_text(text, request.response_model)
+            parsed = check_reply(request, parsed, json_text)
+        except InvalidReply as exc:
+            if usage.finish_reason == "length":
+                exc = Truncated(f"reply cut off at max_tokens {request.max_tokens} (finish_reason length; "
+                                f"{exc})", raw=exc.raw, final=tries.grown)
+            tries.failed(exc)
+            raise exc from None
+        return Response(text=json_text, parsed=parsed, usage=usage)
 
     def complete(self, request: Request) -> Response:
         """Send ``request``, retrying transient failures; raise ``BackendError`` (redacted) after the last.
@@ -271,11 +323,10 @@ class BaseLLM:
         """
         if self.down is not None:
             raise Unreachable(self.down)
-        schema = strict_schema(request.response_model)
         retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(self.max_attempts), wait=self._wait,
                                      retry=self._retry, reraise=True)
         try:
-            response = retrying(self._attempt, request, schema)
+            response = retrying(self._attempt, _Tries(request), self.mode())
         except Unreachable as exc:
             if self.down is None:
                 self.down = redact(f"{self.spec}: {exc}, then {rerun_hint()}")
@@ -291,27 +342,41 @@ class BaseLLM:
         return response
 
 
-SECRET_VARS = ("OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
-
-
-def redact(text: str) -> str:
-    """Replace every API key from the environment found in ``text`` by ``***``."""
-    for var in SECRET_VARS:
-        secret = os.environ.get(var)
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return text
-
-
-def retry_after_seconds(headers: Any) -> float | None:
-    """Seconds from a ``Retry-After`` (or ``retry-after-ms``) header, if there is one."""
-    if headers is None:
-        return None
+def _probe_passed(text: str | None) -> bool:
+    """Whether a probe reply is bare JSON holding the constant: what only an enforced schema gives."""
     try:
-        ms = headers.get("retry-after-ms")
-        if ms is not None:
-            return float(ms) / 1000
-        value = headers.get("retry-after")
-        return float(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None
+        jsonmode.Probe.model_validate_json(text or "")
+    except ValidationError:
+        return False
+    return True
+
+
+class _Tries:
+    """One call's attempts: the next request to send, given how the previous attempt failed.
+
+    After a reply cut at ``max_tokens`` the same messages go again with twice the room (once). After any other
+    unusable reply the model is shown its reply and the parse or validation error (``replies.feedback_messages``)
+    rather than being sent the same prompt again.
+    """
+
+    def __init__(self, request: Request) -> None:
+        cap = env_int("DIMOBENCH_MAX_TOKENS", None)
+        # a cap for servers whose models ramble to max_tokens: not part of the cache key, like max_tokens itself
+        self.request = request if cap is None or request.max_tokens <= cap else \
+            request.model_copy(update={"max_tokens": cap})
+        self.grown = False
+        self.last: InvalidReply | None = None
+
+    def failed(self, exc: InvalidReply) -> None:
+        self.last = exc
+
+    def next_request(self) -> Request:
+        exc, self.last = self.last, None
+        if exc is None:
+            return self.request
+        if isinstance(exc, Truncated):
+            self.grown = True
+            self.request = self.request.model_copy(update={"max_tokens": self.request.max_tokens * 2})
+            return self.request
+        msgs = replies.feedback_messages([m.model_dump() for m in self.request.messages], exc.raw, str(exc))
+        return self.request.model_copy(update={"messages": [Message(**m) for m in msgs]})

@@ -34,8 +34,9 @@ from typing import Any
 
 import tenacity
 
-from dimobench.backends.base import Usage, check_reply, parse_reply, redact
+from dimobench.backends.base import Usage, check_reply, parse_reply
 from dimobench.backends.cache import CachedLLM, cacheable
+from dimobench.backends.wire import redact
 from dimobench.errors import BackendError, ConfigError, DimobenchError
 from dimobench.suite.io import atomic_write_text
 

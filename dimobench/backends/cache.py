@@ -16,16 +16,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from dimobench.backends.base import (
-    BaseLLM,
-    ChatLLM,
-    Request,
-    Response,
-    Usage,
-    check_reply,
-    parse_reply,
-    strict_schema,
-)
+from dimobench.backends.base import BaseLLM, ChatLLM, Request, Response, Usage, check_reply, parse_reply
+from dimobench.backends.wire import strict_schema
 
 CACHE_FILE = "llm-replies.jsonl"
 
@@ -119,6 +111,11 @@ class CachedLLM:
     def spec(self) -> str:
         """The wrapped backend's ``provider/model``."""
         return self.inner.spec
+
+    @property
+    def json_mode(self) -> str | None:
+        """The wrapped backend's structured-output mode (``auto`` until its first call probed it)."""
+        return getattr(self.inner, "json_mode", None)
 
     def key(self, request: Request) -> str:
         """The reply-cache key of ``request`` for the wrapped backend."""

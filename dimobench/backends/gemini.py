@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from dimobench.backends.base import BaseLLM, InvalidReply, Request, TransientError, Usage, retry_after_seconds
+from dimobench.backends.base import BaseLLM, InvalidReply, Request, TransientError, Usage
 from dimobench.backends.limits import time_left, unreachable
+from dimobench.backends.wire import retry_after_seconds
 from dimobench.errors import BackendError
 
 DEFAULT_MODEL = "gemini-2.5-pro"
@@ -25,8 +26,9 @@ class GeminiBackend(BaseLLM):
     provider = "gemini"
 
     def __init__(self, model: str = DEFAULT_MODEL, base_url: str | None = None, timeout: float = 120.0,
-                 max_attempts: int | None = None) -> None:
-        super().__init__(model, timeout=timeout, **({"max_attempts": max_attempts} if max_attempts else {}))
+                 max_attempts: int | None = None, json_mode: str | None = None) -> None:
+        super().__init__(model, timeout=timeout, json_mode=json_mode,
+                         **({"max_attempts": max_attempts} if max_attempts else {}))
         from google import genai
         from google.genai import errors, types
 
@@ -61,7 +63,8 @@ class GeminiBackend(BaseLLM):
             return InvalidReply(f"unreadable response: {_brief(exc)}")
         return BackendError(f"{name}: {_brief(exc)}")
 
-    def _send(self, request: Request, schema: dict[str, Any]) -> tuple[str | None, Usage]:
+    def _send(self, request: Request, schema: dict[str, Any], mode: str = "json_schema"
+              ) -> tuple[str | None, Usage]:
         types = self._types
         system = "\n\n".join(m.content for m in request.messages if m.role == "system") or None
         contents = [types.Content(role="model" if m.role == "assistant" else "user",
@@ -69,8 +72,9 @@ class GeminiBackend(BaseLLM):
                     for m in request.messages if m.role != "system"]
         config = types.GenerateContentConfig(
             system_instruction=system, temperature=request.temperature, seed=request.seed,
-            max_output_tokens=request.max_tokens, response_mime_type="application/json",
-            response_json_schema=schema,
+            max_output_tokens=request.max_tokens,
+            **({"response_mime_type": "application/json"} if mode != "prompt" else {}),
+            **({"response_json_schema": schema} if mode == "json_schema" else {}),
             # only under a run budget, so that requests without one are exactly as before
             **({"http_options": types.HttpOptions(timeout=int(self.request_timeout() * 1000))}
                if time_left() is not None else {}),
@@ -85,6 +89,8 @@ class GeminiBackend(BaseLLM):
             if blocked:
                 raise BackendError(f"the prompt was blocked ({blocked})")
             raise InvalidReply("reply has no candidates")
+        reason = getattr(reply.candidates[0], "finish_reason", None)
+        usage.finish_reason = "length" if str(getattr(reason, "name", reason)) == "MAX_TOKENS" else None
         return reply.text, usage
 
 

@@ -18,10 +18,12 @@ from typing import Any
 
 from dimobench import strictjson
 from dimobench.backends import batch as batch_api
-from dimobench.backends.base import ChatLLM, Request, redact
+from dimobench.backends import progress
+from dimobench.backends.base import ChatLLM, Request
 from dimobench.backends.batch import BatchOptions
 from dimobench.backends.limits import RunAborted
 from dimobench.backends.usage import Ledger
+from dimobench.backends.wire import redact
 from dimobench.errors import InputError
 from dimobench.suite.outdir import STATE_DIR  # one name for the run-state folder (stage outputs, run log, failures)
 
@@ -128,6 +130,9 @@ def run_jobs(jobs: list[Job], llm: ChatLLM, ledger: Ledger, log: RunLog, failure
                        **resp.usage.model_dump()})
         return job.item, resp.parsed
 
+    tracker = progress.current()
+    if tracker is not None:
+        tracker.plan(sum(1 for j in jobs if j.item not in answered))
     out: dict[str, Any] = {}
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         for item, result in pool.map(one, [j for j in jobs if j.item not in answered]):  # map keeps plan order

@@ -10,16 +10,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from dimobench.backends.base import (
-    BaseLLM,
-    InvalidReply,
-    Request,
-    TransientError,
-    Usage,
-    retry_after_seconds,
-    strict_schema,
-)
+from dimobench.backends.base import BaseLLM, InvalidReply, Request, TransientError, Usage
 from dimobench.backends.limits import unreachable
+from dimobench.backends.wire import retry_after_seconds, strict_schema
 from dimobench.errors import BackendError
 
 DEFAULT_MODEL = "gpt-4o"
@@ -28,13 +21,15 @@ KEY_VARS = ("OPENAI_API_KEY",)
 
 
 class OpenAIBackend(BaseLLM):
-    """Chat completions with ``response_format={"type": "json_schema", "strict": true}``."""
+    """Chat completions with ``response_format={"type": "json_schema", "strict": true}`` (or a weaker
+    ``--json-mode`` for servers without it)."""
 
     provider = "openai"
 
     def __init__(self, model: str = DEFAULT_MODEL, base_url: str | None = None, timeout: float = 120.0,
-                 max_attempts: int | None = None) -> None:
-        super().__init__(model, timeout=timeout, **({"max_attempts": max_attempts} if max_attempts else {}))
+                 max_attempts: int | None = None, json_mode: str | None = None) -> None:
+        super().__init__(model, timeout=timeout, json_mode=json_mode,
+                         **({"max_attempts": max_attempts} if max_attempts else {}))
         import openai
 
         key = os.environ.get("OPENAI_API_KEY")
@@ -67,23 +62,32 @@ class OpenAIBackend(BaseLLM):
             return InvalidReply(f"unreadable response: {_brief(exc)}")
         return BackendError(f"{type(exc).__name__}: {_brief(exc)}")
 
-    def body(self, request: Request, schema: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The chat-completions request body for ``request``: what ``_send`` sends and what a batch line holds."""
+    def body(self, request: Request, schema: dict[str, Any] | None = None, mode: str = "json_schema"
+             ) -> dict[str, Any]:
+        """The chat-completions request body for ``request``: what ``_send`` sends and what a batch line holds.
+
+        ``mode`` (:mod:`dimobench.backends.jsonmode`) picks the ``response_format``: the strict schema,
+        ``json_object``, or none at all (``prompt``).
+        """
         body: dict[str, Any] = {
             "model": self.model,
             "messages": [m.model_dump() for m in request.messages],
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
-            "response_format": {"type": "json_schema", "json_schema": {
-                "name": request.response_model.__name__, "strict": True,
-                "schema": schema if schema is not None else strict_schema(request.response_model)}},
         }
+        if mode == "json_schema":
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": request.response_model.__name__, "strict": True,
+                "schema": schema if schema is not None else strict_schema(request.response_model)}}
+        elif mode == "json_object":
+            body["response_format"] = {"type": "json_object"}
         if request.seed is not None:
             body["seed"] = request.seed
         return body
 
-    def _send(self, request: Request, schema: dict[str, Any]) -> tuple[str | None, Usage]:
-        return completion_text(self.client.chat.completions.create(**self.body(request, schema),
+    def _send(self, request: Request, schema: dict[str, Any], mode: str = "json_schema"
+              ) -> tuple[str | None, Usage]:
+        return completion_text(self.client.chat.completions.create(**self.body(request, schema, mode),
                                                                    timeout=self.request_timeout()))
 
 
@@ -97,9 +101,10 @@ def completion_text(reply: Any) -> tuple[str | None, Usage]:
     choice = reply.choices[0]
     if getattr(choice.message, "refusal", None):
         raise BackendError(f"the model refused: {str(choice.message.refusal)[:200]}")
-    usage = Usage()
+    usage = Usage(finish_reason=getattr(choice, "finish_reason", None))
     if reply.usage is not None:
-        usage = Usage(input_tokens=reply.usage.prompt_tokens or 0, output_tokens=reply.usage.completion_tokens or 0)
+        usage = Usage(input_tokens=reply.usage.prompt_tokens or 0, output_tokens=reply.usage.completion_tokens or 0,
+                      finish_reason=usage.finish_reason)
     return choice.message.content, usage
 
 

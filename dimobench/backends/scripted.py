@@ -28,13 +28,14 @@ class ScriptedBackend(BaseLLM):
 
     def __init__(self, replies: Iterable[Reply] | Callable[[Request], Reply] = (), model: str = "test",
                  max_attempts: int | None = None) -> None:
-        super().__init__(model, **({"max_attempts": max_attempts} if max_attempts else {}))
+        super().__init__(model, max_attempts=max_attempts)
         self._fn = replies if callable(replies) else None
         self._queue: list[Reply] = [] if callable(replies) else list(replies)
         self.history: list[Request] = []
         self._lock = threading.Lock()
 
-    def _send(self, request: Request, schema: dict[str, Any]) -> tuple[str | None, Usage]:
+    def _send(self, request: Request, schema: dict[str, Any], mode: str = "json_schema"
+              ) -> tuple[str | None, Usage]:
         with self._lock:
             self.history.append(request)
             if self._fn is not None:

@@ -11,6 +11,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from dimobench.backends import progress
+
 if TYPE_CHECKING:
     from dimobench.backends.base import ChatLLM, Request, Response
 
@@ -56,6 +58,8 @@ class Ledger:
     """Of ``calls``, those answered through the provider's batch API (their tokens are in ``batch_tokens``)."""
     batch_tokens: tuple[int, int] = (0, 0)
     """Input and output tokens of the batch calls (also counted in ``input_tokens``/``output_tokens``)."""
+    json_mode: str | None = None
+    """The structured-output mode the calls went out in, when not the default ``json_schema``."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def record(self, *, cached: bool, attempts: int, input_tokens: int = 0, output_tokens: int = 0,
@@ -76,13 +80,22 @@ class Ledger:
 
     def call(self, llm: ChatLLM, request: Request) -> Response:
         """``llm.complete(request)``, counted here: a failed call is counted, then re-raised for the caller."""
+        tracker, clock = progress.current(), progress.timed()
         try:
             resp = llm.complete(request)
         except Exception:
             self.record(cached=False, attempts=0, failed=True)
+            if tracker is not None:
+                tracker.record(ok=False, cached=False, seconds=clock())
             raise
+        finally:
+            mode = getattr(llm, "json_mode", None)
+            if isinstance(mode, str) and mode not in ("json_schema", "auto"):
+                self.json_mode = mode
         self.record(cached=resp.cached, attempts=resp.attempts, input_tokens=resp.usage.input_tokens,
                     output_tokens=resp.usage.output_tokens)
+        if tracker is not None:
+            tracker.record(ok=True, cached=resp.cached, seconds=clock())
         return resp
 
     def summary(self) -> dict[str, object]:
@@ -94,6 +107,8 @@ class Ledger:
                                       "cost_usd_estimate": self._cost()}
             if self.batch_calls:
                 out["batch_calls"] = self.batch_calls
+            if self.json_mode:
+                out["json_mode"] = self.json_mode
             return out
 
     def _cost(self) -> float | None:

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from dimobench.cli.options import BaseUrl, BatchPoll, CacheDir, Concurrency, Timeout, time_budget
+from dimobench.cli.options import BaseUrl, BatchPoll, CacheDir, Concurrency, JsonMode, Timeout, time_budget
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Build, verify and run drift benchmarks for long-term dialogue memory.")
@@ -62,6 +62,7 @@ def generate(
                                                                 "it is submitted (--resume collects it).")] = True,
     batch_poll: BatchPoll = 30.0,
     timeout: Timeout = None,
+    json_mode: JsonMode = "json_schema",
 ) -> None:
     """Generate a drift suite (offline by default: deterministic, no network, no key)."""
     from dimobench.backends.batch import BatchPending
@@ -70,7 +71,7 @@ def generate(
     if not wait and not batch:
         _fail("--no-wait only applies with --batch")
     try:
-        with time_budget(timeout, "rerun with --resume"):
+        with time_budget(timeout, "rerun with --resume", json_mode):
             code = _generate(out, preset, dict(turns=turns, drifts=drifts, personas=personas, qa=qa, seed=seed,
                                                traits=traits, transition_frac=transition_frac, cue_rate=cue_rate,
                                                confounder_rate=confounder_rate, generator=generator,
@@ -108,10 +109,12 @@ def _generate(out: Path, preset: str | None, overrides: dict[str, object], force
     if dry_run:
         est = estimate_generation(cfg, options, verify=verify, batch=batch is not None)
         _print_estimate(est)
+        _print_time_estimate(est, options.base_url, options.concurrency)
         return 0
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
                   transient=True) as bar:
         task = bar.add_task("generating", total=len(STAGES) + int(verify) + int(audit))
+        _show_calls(bar)
 
         def progress(stage: str, what: str) -> None:
             bar.update(task, description=f"stage {stage}: {what}")
@@ -140,6 +143,37 @@ def _generate(out: Path, preset: str | None, overrides: dict[str, object], force
             print_llm_verify(console, out, checked)
             unverified = int(checked.get("unverified") or 0)
     return 1 if manifest.status == "partial" or unverified else 0
+
+
+def _show_calls(bar: Any) -> None:
+    """Put the run's LLM calls (done, failed, left, time to go) on a second line of the bar."""
+    from dimobench.backends import progress
+
+    tracker = progress.current()
+    if tracker is not None:
+        calls = bar.add_task("LLM calls: none yet", total=None)
+        tracker.on_change = lambda line: bar.update(calls, description=line)
+
+
+def _print_time_estimate(est: dict[str, Any], base_url: str | None, concurrency: int) -> None:
+    """How long the calls would take: ``DIMOBENCH_SECONDS_PER_CALL``, else an assumption said out loud."""
+    import os
+
+    from dimobench.backends.progress import ASSUMED_S_PER_CALL, duration
+
+    v = est.get("verify")
+    calls = int(est["calls"]) + (int(v["calls"]) if isinstance(v, dict) else 0)
+    if not calls or est.get("batch"):
+        return
+    try:
+        per, why = float(os.environ["DIMOBENCH_SECONDS_PER_CALL"]), "DIMOBENCH_SECONDS_PER_CALL"
+    except (KeyError, ValueError):
+        kind = "local" if base_url else "hosted"
+        per = ASSUMED_S_PER_CALL[kind]
+        why = (f"assumed for a {'local server (small models on a CPU take minutes)' if base_url else 'hosted API'}"
+               f"; set DIMOBENCH_SECONDS_PER_CALL to what one call takes")
+    typer.echo(f"time: ~{duration(calls * per / max(1, concurrency))} for {calls} call(s) at {per:g} s a call "
+               f"and --concurrency {concurrency} ({why}), before retries")
 
 
 def _print_estimate(est: dict[str, Any]) -> None:

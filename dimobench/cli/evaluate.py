@@ -10,7 +10,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from dimobench.cli.options import BaseUrl, CacheDir, Concurrency, Timeout, at_least, time_budget
+from dimobench.cli.options import BaseUrl, CacheDir, Concurrency, JsonMode, Timeout, at_least, time_budget
 
 
 def _fail(message: str) -> None:
@@ -55,6 +55,7 @@ def evaluate(
         help="LLM of the full-mode systems mem0 and amem (openai/MODEL), reached through --base-url and cached "
              "in --cache-dir; key from OPENAI_API_KEY.", envvar="DIMOBENCH_MEMORY_LLM")] = None,
     timeout: Timeout = None,
+    json_mode: JsonMode = "json_schema",
     call_timeout: Annotated[float, typer.Option(
         help="Seconds a system under test may take in one call before the run fails with one line.",
         envvar="DIMOBENCH_CALL_TIMEOUT")] = 300.0,
@@ -66,7 +67,7 @@ def evaluate(
     from dimobench.errors import DimobenchError
 
     try:
-        with time_budget(timeout, "rerun (finished calls come from the cache)"):
+        with time_budget(timeout, "rerun (finished calls come from the cache)", json_mode):
             code = _evaluate(suites, out, system, k, window_n, window, seed, bootstrap, embedding, plots,
                              dict(answerer=answerer, free_text=free_text, judges=judge, base_url=base_url,
                                   cache_dir=cache_dir, concurrency=concurrency, agents=agents,

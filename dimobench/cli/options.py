@@ -43,10 +43,44 @@ Timeout = Annotated[Optional[float], typer.Option(  # noqa: UP045
          "(default: no limit; a server that is not there fails within seconds anyway).")]
 
 
-@contextmanager
-def time_budget(timeout: float | None, rerun: str) -> Iterator[None]:
-    """The run's ``--timeout`` budget; ``rerun`` ends the line of a run that gave up (what to do next)."""
-    from dimobench.backends.limits import run_limits  # light: the backends load inside the command
+JsonMode = Annotated[str, typer.Option(
+    "--json-mode", envvar="DIMOBENCH_JSON_MODE", metavar="[json_schema|json_object|prompt|auto]",
+    help="How every LLM role asks for JSON: json_schema (the server enforces the schema: OpenAI, Gemini, vLLM, "
+         "llama.cpp, Ollama), json_object (JSON only, schema in the prompt), prompt (schema in the prompt, for "
+         "servers without structured output such as transformers serve) or auto (one probe call decides).")]
 
-    with run_limits(timeout, rerun):
+
+@contextmanager
+def time_budget(timeout: float | None, rerun: str, json_mode: str | None = None) -> Iterator[None]:
+    """The run's ``--timeout`` budget and ``--json-mode``; ``rerun`` ends the line of a run that gave up.
+
+    An unknown ``json_mode`` is one ``dimobench: error:`` line and exit 2.
+    """
+    from dimobench.backends import jsonmode, progress  # light: the backends load inside the command
+    from dimobench.backends.limits import run_limits
+
+    if json_mode is not None and json_mode not in jsonmode.MODES:
+        typer.echo(f"dimobench: error: --json-mode {json_mode!r}: choose one of {', '.join(jsonmode.MODES)}",
+                   err=True)
+        raise typer.Exit(2)
+    with run_limits(timeout, rerun), jsonmode.json_mode(json_mode), progress.tracking(_terminal_line()):
         yield
+
+
+def _terminal_line() -> Callable[[str], None] | None:
+    """Where the calls-done line goes while a command runs: rewritten in place on a terminal (at most twice a
+    second), nowhere when stderr is captured (tests, pipes, CI logs), so no output changes there."""
+    import sys
+    import time
+
+    if not sys.stderr.isatty():
+        return None
+    last = [0.0]
+
+    def show(line: str) -> None:
+        if time.monotonic() - last[0] >= 0.5:
+            last[0] = time.monotonic()
+            sys.stderr.write(f"\r\033[K{line}")
+            sys.stderr.flush()
+
+    return show

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from dimobench.cli.options import BaseUrl, BatchPoll, CacheDir, Concurrency, Timeout, at_least, time_budget
+from dimobench.cli.options import BaseUrl, BatchPoll, CacheDir, Concurrency, JsonMode, Timeout, at_least, time_budget
 
 
 def verify(
@@ -49,6 +49,7 @@ def verify(
                                                                 "it is submitted (rerun to collect it).")] = True,
     batch_poll: BatchPoll = 30.0,
     timeout: Timeout = None,
+    json_mode: JsonMode = "json_schema",
 ) -> None:
     """Verify a suite: write verdicts.jsonl, update the manifest and print ACCEPT rates.
 
@@ -63,7 +64,7 @@ def verify(
     llm_options = dict(base_url=base_url, cache_dir=cache_dir, concurrency=concurrency, resume=resume,
                        generator=generator, rerender=rerender)
     try:
-        with time_budget(timeout, "rerun with --resume"):
+        with time_budget(timeout, "rerun with --resume", json_mode):
             code = _verify(suite, verifier, only, repair, max_tries, calibrate, per_defect, calibrate_out, show,
                            as_json, llm_options, dict(wait=wait, poll_s=batch_poll) if batch else None)
     except BatchPending as exc:  # --no-wait: submitted, not failed

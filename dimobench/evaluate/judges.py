@@ -23,9 +23,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from dimobench import prompts
-from dimobench.backends.base import ChatLLM, Message, Request, redact
+from dimobench.backends.base import ChatLLM, Message, Request
 from dimobench.backends.limits import RunAborted
 from dimobench.backends.usage import Ledger
+from dimobench.backends.wire import redact
 
 PROMPT = "evaluate/judge"
 VERSION = "1"

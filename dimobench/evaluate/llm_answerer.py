@@ -27,9 +27,10 @@ from pydantic import BaseModel, Field, create_model
 
 from dimobench import prompts
 from dimobench.backends import normalize_spec
-from dimobench.backends.base import ChatLLM, Message, Request, redact
+from dimobench.backends.base import ChatLLM, Message, Request
 from dimobench.backends.limits import RunAborted
 from dimobench.backends.usage import Ledger
+from dimobench.backends.wire import redact
 from dimobench.errors import ConfigError
 from dimobench.evaluate.judges import LETTERS, NONE, JudgePanel, usage_summary
 from dimobench.evaluate.protocol import Recalled

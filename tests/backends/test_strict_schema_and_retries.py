@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from dimobench.backends.base import InvalidReply, Message, Request, TransientError, parse_reply, redact, strict_schema
+from dimobench.backends.base import InvalidReply, Message, Request, TransientError, parse_reply
 from dimobench.backends.scripted import ScriptedBackend
+from dimobench.backends.wire import redact, strict_schema
 from dimobench.errors import BackendError
 from dimobench.generate.rewrite_jobs import ExchangeText, questions_model, session_model
 

@@ -5,6 +5,7 @@ prompt (a hash of the messages and the field's path), every array gets exactly `
 are planted on chosen request numbers (1-based, counted over both endpoints):
 
 - ``429``: rate limited, with ``Retry-After`` (``retry_after`` seconds);
+- ``400``: the request refused (as some servers refuse a ``response_format`` they do not know);
 - ``500``: a server error;
 - ``truncated``: a 200 whose JSON text is cut in half;
 - ``missing``: a 200 whose JSON lacks the first required field;
@@ -20,6 +21,12 @@ planted per ``custom_id`` (``batch_faults``): ``error`` (the line goes to the er
 
 ``enum``/``const`` strings get one of their allowed values, integers with ``minimum``/``maximum`` stay in
 range and numbers lie within theirs (else in [0, 1]) (all chosen by the same hash).
+``bodies``, when given, are chat-completion response bodies served as they are, one per chat request in order
+(recorded replies of real servers: fenced, prose-wrapped, cut at ``max_tokens``); once they run out, replies
+are filled from the schema again. A request without a JSON schema (``--json-mode prompt`` or
+``json_object``) is filled from the schema given in its prompt when ``ignore_schema`` is off, else answered
+with prose around a fenced object, as a model without structured output tends to do.
+
 ``reply(model, prompt, schema)``, when given, may return the reply value itself (e.g. a chosen option);
 ``prompt`` is every message's text joined by newlines, and None falls back to the filled reply. Planted faults
 apply to chosen replies too.
@@ -51,8 +58,12 @@ class FakeLLMServer:
 
     def __init__(self, faults: dict[int, str] | None = None, delay: float = 0.0, retry_after: float = 0.0,
                  reply: Callable[[str, str, dict[str, Any]], Any] | None = None, batch_polls: int = 3,
-                 batch_faults: dict[str, str] | None = None, batch_final: str = "completed") -> None:
+                 batch_faults: dict[str, str] | None = None, batch_final: str = "completed",
+                 bodies: list[dict[str, Any]] | None = None, ignore_schema: bool = False) -> None:
         self.faults = dict(faults or {})
+        self.bodies = list(bodies or [])
+        self.ignore_schema = ignore_schema
+        """Act like a server without structured output: ``response_format`` is dropped before answering."""
         self.batch_polls = batch_polls
         """A batch reaches ``batch_final`` on its ``batch_polls``-th retrieve (set it high to hold batches)."""
         self.batch_faults = dict(batch_faults or {})
@@ -186,12 +197,65 @@ def _public(batch: dict[str, Any]) -> dict[str, Any]:
 
 def chat_reply(srv: FakeLLMServer, body: dict[str, Any], fault: str | None) -> dict[str, Any]:
     """The chat completion a request ``body`` gets (synchronously or as a batch line)."""
-    prompt = json.dumps(body.get("messages", []), sort_keys=True)
-    schema = body["response_format"]["json_schema"]["schema"]
+    with srv._lock:
+        if srv.bodies:
+            return srv.bodies.pop(0)
+    messages = task_messages(body.get("messages", []))
+    body = {**body, "messages": messages}
+    prompt = json.dumps(messages, sort_keys=True)
+    fmt = {} if srv.ignore_schema else body.get("response_format") or {}
+    if fmt.get("type") != "json_schema":
+        return _unstructured_reply(srv, body, prompt, fmt.get("type") == "json_object")
+    schema = fmt["json_schema"]["schema"]
     chosen = srv.reply(str(body.get("model")), "\n".join(str(m.get("content", ""))
                                                          for m in body.get("messages", [])),
                        schema) if srv.reply else None
     text = _reply_text(schema, prompt, fault, chosen)
+    return {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": body.get("model"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(text) // 4,
+                      "total_tokens": (len(prompt) + len(text)) // 4}}
+
+
+FEEDBACK_START = "Your reply above could not be used"
+"""How dimobench's retry-with-feedback turn starts (``prompts/backend/fix_reply.j2``)."""
+
+
+def task_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages without a trailing retry-with-feedback pair (the bad reply and the note on it).
+
+    Replies are a function of the task, not of the retry: a run whose faults were retried then ends with the
+    same bytes as a run without faults, which is what the fault tests compare.
+    """
+    if (len(messages) >= 2 and messages[-2].get("role") == "assistant"
+            and str(messages[-1].get("content", "")).startswith(FEEDBACK_START)):
+        return messages[:-2]
+    return messages
+
+
+def _prompt_schema(body: dict[str, Any]) -> dict[str, Any] | None:
+    """The JSON schema a prompt carries (``--json-mode prompt``): the last ``{`` ... ``}`` block of the system turn."""
+    for m in body.get("messages", []):
+        text = str(m.get("content", ""))
+        if m.get("role") == "system" and "JSON Schema" in text:
+            start = text.find("{", text.find("JSON Schema"))
+            try:
+                return dict(json.JSONDecoder().raw_decode(text, start)[0])
+            except ValueError:
+                return None
+    return None
+
+
+def _unstructured_reply(srv: FakeLLMServer, body: dict[str, Any], prompt: str, bare: bool) -> dict[str, Any]:
+    """A reply without server-side structured output: the schema is read from the prompt (probe: none, so the
+    model cannot know the constant), and the object comes bare (``json_object``) or fenced inside prose."""
+    schema = _prompt_schema(body)
+    if schema is None:
+        text = "Hello! How can I help you today?"
+    else:
+        value = json.dumps(fill(schema, hashlib.sha256(prompt.encode()).hexdigest()))
+        fenced = f"Sure! Here it is:\n```json\n{value}\n```\nHope this helps."
+        text = value if bare and not srv.ignore_schema else fenced
     return {"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": body.get("model"),
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": len(prompt) // 4, "completion_tokens": len(text) // 4,
@@ -284,6 +348,9 @@ def _handler(srv: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
                 err = {"error": {"code": 429, "message": "rate limited", "status": "RESOURCE_EXHAUSTED",
                                  "type": "rate_limit"}}
                 return self._send(429, json.dumps(err).encode(), {"Retry-After": str(srv.retry_after)})
+            if fault == "400":  # what some servers answer to a response_format they do not know
+                err = {"error": {"code": 400, "message": "response_format is not supported", "type": "invalid_request"}}
+                return self._send(400, json.dumps(err).encode())
             if fault == "500":
                 err = {"error": {"code": 500, "message": "boom", "status": "INTERNAL", "type": "server_error"}}
                 return self._send(500, json.dumps(err).encode())
@@ -300,6 +367,10 @@ def _handler(srv: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
             self._send(200, json.dumps(chat_reply(srv, body, fault)).encode())
 
         def _gemini(self, model: str, body: dict[str, Any], fault: str | None) -> None:
+            contents = body.get("contents", [])
+            if (len(contents) >= 2 and contents[-2].get("role") == "model"
+                    and str((contents[-1].get("parts") or [{}])[0].get("text", "")).startswith(FEEDBACK_START)):
+                body = {**body, "contents": contents[:-2]}  # as task_messages: the reply ignores the retry
             prompt = json.dumps([body.get("systemInstruction"), body.get("contents")], sort_keys=True)
             config = body.get("generationConfig", {})
             schema = config.get("responseJsonSchema") or config.get("response_json_schema")
