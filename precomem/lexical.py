@@ -70,7 +70,7 @@ class BM25Index:
             return out
         avgdl = max(self._total_len / self._n_live, 1.0)
         norm = self.k1 * (1.0 - self.b + self.b * self._len[:n_docs] / avgdl)
-        for term in set(query):
+        for term in dict.fromkeys(query):  # not a set: float sums in a hash-seeded order differ per process
             post = self._post.get(term)
             df = self._df.get(term, 0)
             if post is None or df <= 0:

@@ -255,6 +255,9 @@ from dimobench.cli.evaluate import compare, evaluate  # noqa: E402
 
 app.command()(evaluate)
 app.command()(compare)
+from dimobench.cli.merge import merge  # noqa: E402 - light: typer only, the merge loads inside
+
+app.command()(merge)
 from dimobench.cli.export import export  # noqa: E402 - light: typer only, pyarrow loads inside
 
 app.command()(export)

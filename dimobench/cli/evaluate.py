@@ -62,6 +62,18 @@ def evaluate(
     force: Annotated[bool, typer.Option(help="Replace an earlier evaluation in --out.")] = False,
     resume: Annotated[bool, typer.Option(help="Continue an evaluation in --out: finished units (system x suite "
                                               "x persona) are reused, the rest are run.")] = False,
+    jobs: Annotated[Optional[int], typer.Option(
+        help="Worker processes for the units (default: one per CPU core); the report is the same for any N. "
+             "LLM-backed roles and module:Class systems always run in the main process.",
+        envvar="DIMOBENCH_JOBS", callback=at_least("--jobs", 1))] = None,
+    shard: Annotated[Optional[str], typer.Option(
+        help="i/n: run only this 1/n of the units and write no report; `dimobench merge` joins the n folders.",
+        envvar="DIMOBENCH_SHARD")] = None,
+    executor: Annotated[str, typer.Option(help="local (worker processes, --jobs) or ray (the ray extra).",
+                                          envvar="DIMOBENCH_EXECUTOR")] = "local",
+    ray_address: Annotated[Optional[str], typer.Option(
+        help="Ray cluster to join with --executor ray (default: a running one, else a local Ray).",
+        envvar="DIMOBENCH_RAY_ADDRESS")] = None,
 ) -> None:
     """Score memory systems on drift suites: answers, report.json, report.md, report.html and plots in --out."""
     from dimobench.errors import DimobenchError
@@ -71,7 +83,8 @@ def evaluate(
             code = _evaluate(suites, out, system, k, window_n, window, seed, bootstrap, embedding, plots,
                              dict(answerer=answerer, free_text=free_text, judges=judge, base_url=base_url,
                                   cache_dir=cache_dir, concurrency=concurrency, agents=agents,
-                                  memory_llm=memory_llm, call_timeout_s=call_timeout), (force, resume))
+                                  memory_llm=memory_llm, call_timeout_s=call_timeout, jobs=jobs, shard=shard,
+                                  executor=executor, ray_address=ray_address), (force, resume))
     except DimobenchError as exc:
         _fail(str(exc))
     if code:
@@ -111,6 +124,9 @@ def _evaluate(suites: list[Path], out: Path, systems: list[str], k: int, window_
             bar.update(task, advance=1, description=f"{system} | {suite} | {persona} turn {turn}")
 
         report = run_evaluation(cfg, out, progress, force=flags[0], resume=flags[1])
+    if cfg.shard is not None:
+        console.print(f"wrote shard {cfg.shard} of the units to {out}; join the shards with dimobench merge")
+        return 0
     for name, fig in report.systems.items():
         shown = "-" if fig.overall is None else f"{100 * fig.overall:.1f}%"
         console.print(f"{name:28s} overall {shown}")

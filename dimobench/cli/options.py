@@ -44,7 +44,7 @@ Timeout = Annotated[Optional[float], typer.Option(  # noqa: UP045
 
 
 JsonMode = Annotated[str, typer.Option(
-    "--json-mode", envvar="DIMOBENCH_JSON_MODE", metavar="[json_schema|json_object|prompt|auto]",
+    "--json-mode", envvar="DIMOBENCH_JSON_MODE", metavar="MODE",
     help="How every LLM role asks for JSON: json_schema (the server enforces the schema: OpenAI, Gemini, vLLM, "
          "llama.cpp, Ollama), json_object (JSON only, schema in the prompt), prompt (schema in the prompt, for "
          "servers without structured output such as transformers serve) or auto (one probe call decides).")]

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import platform
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from dimobench.errors import InputError
 from dimobench.evaluate.protocol import SystemFailure
-from dimobench.evaluate.replay import ProgressFn, SystemRun, run_system, safe_name
+from dimobench.evaluate.replay import ProgressFn, SystemRun, safe_name
 from dimobench.evaluate.results import EvalReport
 from dimobench.strictjson import dumps
 from dimobench.suite.io import atomic_write_text
@@ -60,6 +61,14 @@ class EvalConfig(BaseModel):
     memory_llm: str | None = None
     """LLM of the full-mode outside systems (``mem0``, ``amem``): ``openai/<model>``, reached through ``base_url``
     and cached in ``cache_dir``; unset, those systems fail with one line saying they need one."""
+    jobs: int | None = Field(1, ge=1)
+    """Worker processes for the units (None: one per CPU core); changes no answer, not recorded."""
+    shard: str | None = None
+    """``i/n``: run only this shard of the units and write no report (``dimobench merge`` builds it)."""
+    executor: Literal["local", "ray"] = "local"
+    """``local`` (this process or ``jobs`` worker processes) or ``ray`` (the ``ray`` extra); not recorded."""
+    ray_address: str | None = None
+    """Ray cluster to join (None: a running one, or a local Ray started for the run); not recorded."""
 
 
 def _suite_keys(paths: list[Path]) -> list[str]:
@@ -81,7 +90,7 @@ def _write_answers(out: Path, system: str, runs: list[SystemRun]) -> str:
 
 
 def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = None, *, force: bool = False,
-             resume: bool = False) -> EvalReport:
+             resume: bool = False, prefill: Callable[[Path], None] | None = None) -> EvalReport:
     """Run every system on every suite, write answers, report.json, report.md, report.html and plots into ``out``.
 
     Every suite is validated first (schema, hashes, counts; ``InputError`` for a bad one, before any turn is
@@ -91,10 +100,16 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     the new one is written last, listing the units it covers. Systems run one after another; each system's
     answers are written as soon as it finishes. When a system fails, the report of the finished systems is
     written, then :class:`SystemFailure` is raised.
+
+    ``cfg.jobs`` and ``cfg.executor`` choose where units run (:mod:`dimobench.evaluate.executor`); the report
+    is the same whichever. With ``cfg.shard`` only that shard's units run and no report is written (the
+    returned one has no figures). ``prefill`` (used by ``merge``) may put units into ``out`` before the run.
     """
     from dimobench import __version__
     from dimobench.evaluate.answerer import OfflineAnswerer
     from dimobench.evaluate.embed import get_embedder, set_default_backend
+    from dimobench.evaluate.executor import check_executor, parse_shard, plan_units, shard_units
+    from dimobench.evaluate.shards import shard_report, write_marker
     from dimobench.evaluate.systems import close_systems, make_system
     from dimobench.evaluate.systems.adapters import LLM_ADAPTERS
     from dimobench.evaluate.systems.adapters.memory_llm import describe_memory_llm
@@ -103,6 +118,8 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     from dimobench.suite.outdir import claim_out
 
     set_default_backend(cfg.embedding)
+    shard = parse_shard(cfg.shard)
+    check_executor(cfg.executor)  # a missing ray fails here, before the folder is claimed
     llm = _llm_answerer(cfg)  # a missing key or SDK fails here, before anything is loaded or replayed
     agents = check_agents(cfg.agents)
     precomem = {} if agents == "rules" else {"agents": agents, "base_url": cfg.base_url, "cache_dir": cfg.cache_dir}
@@ -130,25 +147,47 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     if memory_llm is not None and any(s in LLM_ADAPTERS for s in systems):
         config["memory_llm"] = describe_memory_llm(memory_llm["spec"])
     with claim_out(out, "evaluate", force=force, resume=resume):
+        if prefill is not None:
+            prefill(out)
         store = UnitStore(out)
         store.begin(_settings(cfg, config, suites), resume)
         for stale in ("report.json", "report.md", "report.html"):  # never an old report beside new answers
             (out / stale).unlink(missing_ok=True)
+        units = shard_units(plan_units(systems, suites, {k: str(Path(p).resolve()) for k, p in
+                                                         zip(keys, cfg.suites, strict=True)}), shard)
+        if shard is not None:
+            write_marker(out, cfg, shard, units, complete=False)
+        runner = _runner(cfg, store, built, answerer, progress, out, parent_only=llm is not None or agents != "rules")
         try:
-            for name in systems:
-                runs[name] = [run_system(name, built[name], suites[k], k, answerer, cfg.k, cfg.stats_every,
-                                         progress, *_unit_fns(store, name, k)) for k in keys]
-                files[name] = _write_answers(out, name, runs[name])
+            for name, system_runs in runner.run(units, suites):
+                runs[name] = system_runs
+                if shard is None:
+                    files[name] = _write_answers(out, name, runs[name])
         except SystemFailure:
             config["status"] = "partial"
-            if runs:
+            if runs and shard is None:
                 _write_report(runs, suites, config, cfg, out)
             raise
         finally:
             close_systems(built.values())  # ends the workers of module:Class systems
             if llm is not None:
                 _log_llm_run(out, llm, runs)
+        if shard is not None:
+            write_marker(out, cfg, shard, units, complete=True)
+            return shard_report(cfg, shard)
         return EvalReport.model_validate(_write_report(runs, suites, config, cfg, out))
+
+
+def _runner(cfg: EvalConfig, store: Any, built: dict[str, Any], answerer: Any, progress: ProgressFn | None,
+            out: Path, parent_only: bool) -> Any:
+    """The :class:`~dimobench.evaluate.executor.Runner` of this evaluation."""
+    from dimobench.evaluate.executor import Runner, resolve_jobs
+    from dimobench.evaluate.worker import WorkerSpec
+
+    spec = WorkerSpec(window_n=cfg.window_n, k=cfg.k, stats_every=cfg.stats_every, embedding=cfg.embedding,
+                      call_timeout_s=cfg.call_timeout_s)
+    return Runner(spec, store, built, answerer, progress, out=str(out.resolve()), jobs=resolve_jobs(cfg.jobs),
+                  executor=cfg.executor, ray_address=cfg.ray_address, parent_only=parent_only)
 
 
 def _settings(cfg: EvalConfig, config: dict[str, Any], suites: dict[str, Suite]) -> dict[str, Any]:
@@ -168,12 +207,6 @@ def _valid_suite(path: Path) -> Suite:
         raise InputError(f"not a valid suite ({len(problems)} problem(s); `dimobench validate {path}` lists them); "
                          f"first: {problems[0]}", path)
     return load_suite(path)
-
-
-def _unit_fns(store: Any, system: str, suite: str) -> tuple[Any, Any]:
-    """``run_system``'s ``reuse`` and ``keep`` for one system on one suite."""
-    return (lambda pid: store.load(system, suite, pid),
-            lambda pid, part: store.save(system, suite, pid, part))
 
 
 def _memory_llm(cfg: EvalConfig) -> dict[str, Any] | None:
@@ -245,31 +278,11 @@ def _write_html(runs: dict[str, list[SystemRun]], suites: dict[str, Suite], repo
 
 def _load_answers(report_path: Path) -> tuple[dict[str, Any], dict[str, dict[tuple[str, str], bool]]]:
     """A report and its answers' correctness per (suite, qa_id); anything malformed is an ``InputError``."""
-    from dimobench.strictjson import jsonl, loads, read_text
+    from dimobench.evaluate.saved import read_saved
 
-    if report_path.is_dir():
-        report_path = report_path / "report.json"
-    if not report_path.is_file():
-        raise InputError("report.json not found", report_path)
-    report = loads(read_text(report_path), report_path)
-    named = report.get("config", {}).get("answers") if isinstance(report, dict) else None
-    if not isinstance(named, dict):
-        raise InputError("not a dimobench report (no config.answers)", report_path)
-    answers: dict[str, dict[tuple[str, str], bool]] = {}
-    for system, name in named.items():
-        path = report_path.parent / str(name)
-        if not path.is_file():
-            raise InputError(f"answers for {system!r} missing beside the report", path)
-        rows = {}
-        for line, r in jsonl(path):
-            if isinstance(r, InputError):
-                raise r
-            if not isinstance(r.get("suite"), str) or not isinstance(r.get("qa_id"), str):
-                raise InputError("a row needs string suite and qa_id", path, line)
-            if r.get("correct") is not None:
-                rows[(r["suite"], r["qa_id"])] = bool(r["correct"])
-        answers[system] = rows
-    return report, answers
+    report, rows = read_saved(report_path)
+    return report, {system: {(r["suite"], r["qa_id"]): bool(r["correct"]) for r in rs if r.get("correct") is not None}
+                    for system, rs in rows.items()}
 
 
 def compare(report_a: str | Path, report_b: str | Path, n: int = 1000, seed: int = 0,

@@ -233,29 +233,11 @@ def load_run(report_path: str | Path, label: str | None = None) -> RunView:
     Change points come from the suites at ``config.suite_paths`` when they can still be read; a moved
     suite only leaves the chart without its change-point marks. Malformed files are an ``InputError``.
     """
-    from dimobench.strictjson import jsonl, loads, read_text
+    from dimobench.evaluate.saved import read_saved
 
+    report, answers = read_saved(report_path)
     path = Path(report_path)
     path = path / "report.json" if path.is_dir() else path
-    if not path.is_file():
-        raise InputError("report.json not found", path)
-    report = loads(read_text(path), path)
-    named = report.get("config", {}).get("answers") if isinstance(report, dict) else None
-    if not isinstance(named, dict):
-        raise InputError("not a dimobench report (no config.answers)", path)
-    answers: dict[str, list[dict[str, Any]]] = {}
-    for system, name in named.items():
-        rows_path = path.parent / str(name)
-        if not rows_path.is_file():
-            raise InputError(f"answers for {system!r} missing beside the report", rows_path)
-        rows = []
-        for line, r in jsonl(rows_path):
-            if isinstance(r, InputError):
-                raise r
-            if not isinstance(r, dict) or not isinstance(r.get("suite"), str) or not isinstance(r.get("qa_id"), str):
-                raise InputError("a row needs string suite and qa_id", rows_path, line)
-            rows.append(r)
-        answers[str(system)] = rows
     cfg = report["config"]
     return RunView(report, answers, _suite_change_points(cfg.get("suites") or [], cfg.get("suite_paths") or []),
                    label, str(path.parent))

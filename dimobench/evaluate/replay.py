@@ -102,6 +102,18 @@ def run_system(system_name: str, system: Any, suite: Suite, suite_key: str, answ
     return run
 
 
+def run_persona(system_name: str, system: Any, suite: Suite, suite_key: str, pid: str, answerer: Any, k: int,
+                stats_every: int = 10, progress: ProgressFn | None = None) -> SystemRun:
+    """Replay one persona (one unit) on its own, as :func:`run_system` would inside its loop."""
+    if hasattr(system, "bind_suite") and getattr(system, "needs_latent_plan", False):
+        system.bind_suite(suite)
+    pending: dict[int, list[Any]] = defaultdict(list)
+    for q in suite.qa:
+        if q.persona_id == pid:
+            pending[q.ask_turn].append(q)
+    return _run_persona(system_name, system, suite, suite_key, pid, pending, answerer, k, stats_every, progress, 0)
+
+
 def _run_persona(system_name: str, system: Any, suite: Suite, suite_key: str, pid: str,
                  pending: dict[int, list[Any]], answerer: Any, k: int, stats_every: int,
                  progress: ProgressFn | None, done: int) -> SystemRun:

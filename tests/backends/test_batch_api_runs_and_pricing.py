@@ -241,7 +241,10 @@ def test_dry_run_counts_verifier_calls_as_they_are_made_and_prices_batches(tmp_p
     with FakeLLMServer() as srv:
         dry = run([*gen(srv, tmp_path / "s", cache, "--dry-run", verify=True), "--verifier", "openai/test"])
         assert dry.returncode == 0 and srv.count == 0 and not (tmp_path / "s").exists(), dry.stderr
-        gen_line, verify_line = dry.stdout.strip().splitlines()
+        lines = dry.stdout.strip().splitlines()
+        gen_line = next(ln for ln in lines if ln.startswith("dry run: "))
+        verify_line = next(ln for ln in lines if "QA item(s) + " in ln)
+        assert any(ln.startswith("time: ~") and "call(s) at" in ln for ln in lines)  # the time a run would take
         calls = int(gen_line.split("dry run: ")[1].split()[0])
         checks = int(verify_line.split("48 QA item(s) + ")[1].split()[0])
         assert verify_line.startswith(f"verification: {48 + checks} LLM call(s) to make (0 of {48 + checks}")

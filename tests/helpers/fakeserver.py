@@ -81,6 +81,7 @@ class FakeLLMServer:
         self.requests: list[dict[str, Any]] = []
         """Every request: path, headers (lower-cased names) and parsed body."""
         self._lock = threading.Lock()
+        self._bodies_lock = threading.Lock()  # apart from _lock: batch replies are made while _lock is held
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -197,7 +198,7 @@ def _public(batch: dict[str, Any]) -> dict[str, Any]:
 
 def chat_reply(srv: FakeLLMServer, body: dict[str, Any], fault: str | None) -> dict[str, Any]:
     """The chat completion a request ``body`` gets (synchronously or as a batch line)."""
-    with srv._lock:
+    with srv._bodies_lock:
         if srv.bodies:
             return srv.bodies.pop(0)
     messages = task_messages(body.get("messages", []))

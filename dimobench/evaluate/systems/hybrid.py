@@ -50,7 +50,7 @@ except ImportError:  # pragma: no cover - precomem ships with dimobench; kept fo
             if not self.docs:
                 return out
             avg = max(sum(sum(c.values()) for c in self.docs.values()) / len(self.docs), 1.0)
-            for term in set(query):
+            for term in dict.fromkeys(query):  # not a set: float sums in a hash-seeded order differ per process
                 df = sum(1 for c in self.docs.values() if term in c)
                 idf = math.log1p((len(self.docs) - df + 0.5) / (df + 0.5))
                 for d, c in self.docs.items():
