@@ -34,8 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = ["AuditReport", "EvalConfig", "EvalReport", "ExportResult", "GenerateConfig", "RunOptions", "Suite",
            "VerifyResult", "audit_suite", "compare", "estimate_generation", "evaluate", "export_suite",
-           "generate_suite", "last_run", "load_suite", "sample_review", "score_review", "validate_suite",
-           "verify_suite"]
+           "generate_suite", "last_run", "load_suite", "merge_shards", "sample_review", "score_review",
+           "validate_suite", "verify_suite"]
 
 _LAZY = {"AuditReport": "dimobench.audit.card", "EvalConfig": "dimobench.evaluate.api",
          "EvalReport": "dimobench.evaluate.results", "ExportResult": "dimobench.export",
@@ -249,6 +249,17 @@ def compare(report_a: str | Path, report_b: str | Path, n: int = 1000, seed: int
     from dimobench.evaluate.api import compare as run
 
     return run(report_a, report_b, n, seed, out, force=force)
+
+
+def merge_shards(shards: Sequence[str | Path], out: str | Path, *, force: bool = False) -> EvalReport:
+    """Join the folders of one ``evaluate --shard i/n`` split into the evaluation a single run writes in ``out``.
+
+    Raises:
+        ShardError: the folders are not the n finished shards of one evaluation (settings, suites, indexes).
+    """
+    from dimobench.evaluate.merge import merge as run
+
+    return run([Path(p) for p in shards], out, force=force)
 
 
 def export_suite(suite: str | Path, out: str | Path, format: str = "hf", force: bool = False) -> ExportResult:

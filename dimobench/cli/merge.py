@@ -16,8 +16,8 @@ def merge(
 ) -> None:
     """Check the shards belong together (same settings and suites, each index once, all finished), then write
     the report a single run would."""
+    from dimobench.api import merge_shards as run_merge
     from dimobench.errors import DimobenchError
-    from dimobench.evaluate.merge import merge as run_merge
 
     try:
         report = run_merge(shards, out, force=force)
