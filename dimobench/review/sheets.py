@@ -78,11 +78,16 @@ class Sheet:
     last_line: int = 1
 
 
+def valid_annotator_name(name: str) -> bool:
+    """An annotator name: letters, digits, ``-`` and ``_`` (so ``sheet_<name>.csv`` is a plain file name)."""
+    return bool(name) and name.replace("-", "").replace("_", "").isalnum()
+
+
 def annotator_names(count: int, names: Sequence[str] | None) -> list[str]:
     """``a, b, c, ...`` for ``count`` annotators, or the given names (letters, digits, ``-`` and ``_``)."""
     if names:
         out = [n.strip() for n in names if n.strip()]
-        bad = [n for n in out if not n.replace("-", "").replace("_", "").isalnum()]
+        bad = [n for n in out if not valid_annotator_name(n)]
         if bad or len(set(out)) != len(out):
             from dimobench.errors import ConfigError
 

@@ -26,6 +26,7 @@ from dimobench.review.sheets import (
     normalise_label,
     read_csv,
     read_sheet,
+    valid_annotator_name,
     write_csv,
 )
 from dimobench.suite.outdir import STATE_DIR
@@ -51,11 +52,6 @@ class Row:
         return all(self.labels[f] is not None for f in FIELDS)
 
 
-def valid_name(name: str) -> bool:
-    """An annotator name ``review sample`` can have written: letters, digits, ``-`` and ``_``."""
-    return bool(name) and name.replace("-", "").replace("_", "").isalnum() and name.isascii()
-
-
 def find_sheet(sample_dir: Path, annotator: str) -> Path:
     """``sample_dir/sheet_<annotator>.csv``, checked: a sample folder, a plain name, a sheet that exists.
 
@@ -65,7 +61,7 @@ def find_sheet(sample_dir: Path, annotator: str) -> Path:
     """
     if not sample_dir.is_dir():
         raise InputError("no such sample folder (give the --out folder of `dimobench review sample`)", sample_dir)
-    if not valid_name(annotator):
+    if not valid_annotator_name(annotator):
         raise InputError(f"--annotator {annotator!r} is not an annotator name (letters, digits, - or _)",
                          sample_dir)
     path = sample_dir / f"sheet_{annotator}.csv"
