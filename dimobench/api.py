@@ -118,6 +118,11 @@ def _generate_into(out: Path, cfg: GenerateConfig, options: RunOptions, llm: Any
     }
     if cfg.qa_rules != "v1":  # recorded only when set, so v1 manifests keep their bytes
         config["qa_rules"] = cfg.qa_rules
+    from dimobench.catalog import catalog_record
+
+    made_from = catalog_record()
+    if made_from is not None:  # likewise: only a catalog other than the packaged default is recorded
+        config["catalog"] = made_from
     mode = _json_mode(llm)
     if mode not in (None, "json_schema"):  # likewise: manifests of strict servers keep their bytes
         config["json_mode"] = mode
@@ -192,15 +197,17 @@ def last_run(out: str | Path) -> dict[str, object] | None:
 
 
 def verify_suite(path: str | Path, verifier: str = "offline", only: list[str] | None = None, *,
-                 write: bool = True, **llm_options: Any) -> VerifyResult:
+                 write: bool = True, plan_checks: str = "auto", **llm_options: Any) -> VerifyResult:
     """Judge every item of the suite at ``path`` on the six criteria (stage 6) and record the verdicts.
 
     ``verifier`` is ``offline`` (text and latent-plan checks with MiniLM) or an LLM (``openai[/MODEL]``,
     ``gemini[/MODEL]``, with ``base_url``, ``cache_dir``, ``concurrency``, ``resume`` ... in ``llm_options``).
+    ``plan_checks`` (offline): ``auto``, ``on``, ``off``: reject the items the latent plan flags
+    (``dimobench.suite.flags``); ``auto`` does for ``--qa-rules valid`` suites.
     """
     from dimobench.verify import verify_suite as run
 
-    return run(path, verifier, only, write=write, **llm_options)
+    return run(path, verifier, only, write=write, plan_checks=plan_checks, **llm_options)
 
 
 def audit_suite(suites: Sequence[str | Path] | str | Path, *, train: Sequence[str | Path] = (),

@@ -187,6 +187,40 @@ def catalog_root(root: str | None = None) -> str:
     return root or os.environ.get("DIMOBENCH_CATALOG") or str(resource_dir("data"))
 
 
+def catalog_record(root: str | None = None) -> str | None:
+    """What a suite's manifest records of the catalog it was made from: None for the packaged default (so the
+    manifests of default suites keep their bytes), a name such as ``catalog-v2`` for a catalog shipped inside
+    the package's ``data/``, else the directory's absolute path."""
+    base = Path(catalog_root(root)).resolve()
+    packaged = resource_dir("data").resolve()
+    if base == packaged:
+        return None
+    if base.parent == packaged:
+        return base.name
+    return str(base)
+
+
+def suite_catalog(config: dict[str, object]) -> Catalog:
+    """The catalog a suite was made from, per its manifest ``config`` (``catalog`` as :func:`catalog_record`
+    writes it); a suite that records none was made from ``$DIMOBENCH_CATALOG`` or the packaged one.
+
+    Verify, audit, the oracle and the planter read a suite through this, so a suite made from another catalog is
+    judged against its own lists whatever the environment says.
+    """
+    recorded = config.get("catalog")
+    if not isinstance(recorded, str) or not recorded:
+        return load_catalog()
+    path = Path(recorded)
+    if not path.is_absolute():
+        path = resource_dir("data") / recorded
+    if not (path / "topics").is_dir():
+        from dimobench.errors import InputError
+
+        raise InputError(f"the suite was made from catalog {recorded!r}, which is not at {path}",
+                         "manifest.json", field="config.catalog")
+    return load_catalog(str(path))
+
+
 @lru_cache(maxsize=4)
 def _load_catalog(root: str) -> Catalog:
     base = Path(root)

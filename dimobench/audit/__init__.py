@@ -2,7 +2,7 @@
 
 :func:`audit_suites` runs no-context attacks (:mod:`~dimobench.audit.attacks`), shortcut baselines that read the
 dialogue without understanding it (:mod:`~dimobench.audit.shortcuts`), per-item flags from the latent plan
-(:mod:`~dimobench.audit.flags`), text lints and diversity (:mod:`~dimobench.audit.diversity`), and checks the
+(:mod:`~dimobench.suite.flags`), text lints and diversity (:mod:`~dimobench.audit.diversity`), and checks the
 card's gates (:mod:`~dimobench.audit.card`). DESIGN.md section 3, "Validity by construction".
 """
 

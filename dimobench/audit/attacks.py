@@ -14,8 +14,9 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
-from dimobench.audit.items import Item, credit, norm
+from dimobench.audit.items import Item, credit
 from dimobench.catalog import catalog_root, load_catalog, stemmed_words
+from dimobench.suite.flags import norm
 
 PRIOR_WEIGHT = 4.0
 """Pseudo-count pulling an option text's learned gold rate towards 1/4 (texts seen once mean little)."""

@@ -10,10 +10,10 @@ from pathlib import Path
 from dimobench.audit.attacks import attacks, run_attack
 from dimobench.audit.card import DEFAULT_GATES, AuditReport, Score, check_gates, markdown
 from dimobench.audit.diversity import diversity, lints
-from dimobench.audit.flags import FLAGS, suite_flags
 from dimobench.audit.items import Item, chance, cluster_interval, items_of, unit
 from dimobench.audit.shortcuts import run_shortcuts
-from dimobench.catalog import load_catalog
+from dimobench.catalog import suite_catalog
+from dimobench.suite.flags import FLAGS, suite_flags
 from dimobench.suite.io import atomic_write_text
 from dimobench.suite.load import Suite, load_suite
 
@@ -54,11 +54,10 @@ def audit_suites(paths: Sequence[str | Path], train: Sequence[str | Path] = (), 
     scored = [_score(a.name, a.describe, run_attack(a, items, train_items), items) for a in attacks()]
     strongest = max((s for s in scored if s.accuracy is not None), key=lambda s: s.accuracy or 0.0, default=None)
     shortcuts = [_score(k, "", v, items) for k, v in run_shortcuts(suites, items).items()]
-    catalog = load_catalog()
     flagged: dict[str, list[str]] = {}
     planned = False
     for key, suite in suites:
-        found = suite_flags(suite, catalog)
+        found = suite_flags(suite, suite_catalog(suite.manifest.config))
         if found is not None:
             planned = True
             flagged.update({f"{key}/{q}" if len(suites) > 1 else q: f for q, f in found.items()})
@@ -67,13 +66,13 @@ def audit_suites(paths: Sequence[str | Path], train: Sequence[str | Path] = (), 
                                                                [Path(a) for a in against], strict=True)]
     lint_found: dict[str, list[str]] = {}
     for key, suite in suites:
-        for kind, where in lints(suite, catalog).items():
+        for kind, where in lints(suite, suite_catalog(suite.manifest.config)).items():
             lint_found.setdefault(kind, []).extend(f"{key}/{w}" if len(suites) > 1 else w for w in where)
     report = AuditReport(
         suites=[k for k, _ in suites], train=[k for k, _ in trained], items=len(items), chance=chance(items),
         attacks=scored, strongest=strongest, shortcuts=shortcuts,
         flags={f: counts.get(f, 0) for f in FLAGS} if planned else None, flagged=flagged, lints=lint_found,
-        diversity={k: diversity(s, others, catalog) for k, s in suites}, gates=[], passed=True)
+        diversity={k: diversity(s, others, suite_catalog(s.manifest.config)) for k, s in suites}, gates=[], passed=True)
     report.gates = check_gates(report, limits)
     report.passed = all(g.passed for g in report.gates)
     if out is not None:

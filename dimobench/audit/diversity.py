@@ -15,8 +15,8 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from dimobench.audit.items import norm
-from dimobench.catalog import Catalog, load_catalog
+from dimobench.catalog import Catalog, suite_catalog
+from dimobench.suite.flags import norm
 from dimobench.suite.load import Suite
 
 _SLOT = re.compile(r"\{[a-z_0-9]+\}")
@@ -44,7 +44,7 @@ def user_texts(suite: Suite) -> list[str]:
 def diversity(suite: Suite, against: Sequence[tuple[str, Suite]] = (), catalog: Catalog | None = None
               ) -> dict[str, object]:
     """The figures of the module docstring for one suite."""
-    catalog = catalog or load_catalog()
+    catalog = catalog or suite_catalog(suite.manifest.config)
     texts = user_texts(suite)
     counts = Counter(texts)
     names = _names(catalog, suite)
@@ -61,7 +61,7 @@ def diversity(suite: Suite, against: Sequence[tuple[str, Suite]] = (), catalog: 
 
 def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
     """``kind -> locations`` (``persona:turn`` or ``qa_id``) of every text lint found."""
-    catalog = catalog or load_catalog()
+    catalog = catalog or suite_catalog(suite.manifest.config)
     out: dict[str, list[str]] = {"unfilled_slot": [], "foreign_home_city": []}
     home = {p.persona_id: str(p.profile.get("city", "")).lower() for p in suite.personas}
     cities = [c.lower() for c in catalog.cities]

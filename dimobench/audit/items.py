@@ -11,19 +11,11 @@ a precision the suite does not have.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dimobench.suite.load import Suite
 from dimobench.suite.schema import Persona, QAItem
-
-_SPACE = re.compile(r"\s+")
-
-
-def norm(text: str) -> str:
-    """Case- and space-folded text, the key under which an option text is counted across suites."""
-    return _SPACE.sub(" ", text.strip().lower())
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,11 @@ def generate(
     qa_rules: Annotated[Optional[str], typer.Option(
         help="v1 (default: the questions of earlier versions) or valid (grounded gold, no present-tense questions "
              "on a trait in transition, temporal only after a first change; README 'Validity').")] = None,
+    catalog: Annotated[Optional[str], typer.Option(
+        help="The catalog to draw from: catalog-v2 (shipped: four states per trait, options sharing no word with "
+             "their cues; README 'Validity') or a directory; recorded in the manifest, so verify, audit and "
+             "the oracle read the suite against it (default: $DIMOBENCH_CATALOG, else the packaged one).",
+        envvar="DIMOBENCH_CATALOG")] = None,
     audit: Annotated[bool, typer.Option("--audit/--no-audit", help="Attack the suite (dimobench audit) and put "
                                                                   "its validity card in the README.")] = True,
     generator: Annotated[Optional[str], typer.Option(
@@ -70,6 +75,8 @@ def generate(
 
     if not wait and not batch:
         _fail("--no-wait only applies with --batch")
+    if catalog:
+        _use_catalog(catalog)
     try:
         with time_budget(timeout, "rerun with --resume", json_mode):
             code = _generate(out, preset, dict(turns=turns, drifts=drifts, personas=personas, qa=qa, seed=seed,
@@ -85,6 +92,19 @@ def generate(
         _fail(str(exc))
     if code:
         raise typer.Exit(code)
+
+
+def _use_catalog(name: str) -> None:
+    """Point this run at catalog ``name`` (a shipped one such as ``catalog-v2``, or a directory)."""
+    import os
+
+    from dimobench.resources import resource_dir
+
+    path = Path(name) if Path(name).is_dir() else resource_dir("data") / name
+    if not (path / "topics").is_dir():
+        shipped = sorted(p.name for p in resource_dir("data").iterdir() if (p / "topics").is_dir())
+        _fail(f"--catalog {name}: no catalog there (a directory with topics/, or one of: {', '.join(shipped)})")
+    os.environ["DIMOBENCH_CATALOG"] = str(path.resolve())  # the library reads the catalog in use from here
 
 
 def _generate(out: Path, preset: str | None, overrides: dict[str, object], force: bool, resume: bool,

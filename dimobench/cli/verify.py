@@ -34,6 +34,9 @@ def verify(
                              ] = None,
     show: Annotated[Optional[str], typer.Option(help="Print one item, its evidence and its verdicts.")
                     ] = None,
+    plan_checks: Annotated[str, typer.Option(
+        help="Offline: reject the items the suite's latent plan flags (dimobench audit's per-item flags): auto "
+             "(for --qa-rules valid suites), on or off.")] = "auto",
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON on stdout.")] = False,
     base_url: BaseUrl = None,
     cache_dir: CacheDir = None,
@@ -61,12 +64,16 @@ def verify(
     if not wait and not batch:
         typer.echo("dimobench: error: --no-wait only applies with --batch", err=True)
         raise typer.Exit(2)
+    if plan_checks not in ("auto", "on", "off"):
+        typer.echo(f"dimobench: error: --plan-checks {plan_checks!r}: choose auto, on or off", err=True)
+        raise typer.Exit(2)
     llm_options = dict(base_url=base_url, cache_dir=cache_dir, concurrency=concurrency, resume=resume,
                        generator=generator, rerender=rerender)
     try:
         with time_budget(timeout, "rerun with --resume", json_mode):
             code = _verify(suite, verifier, only, repair, max_tries, calibrate, per_defect, calibrate_out, show,
-                           as_json, llm_options, dict(wait=wait, poll_s=batch_poll) if batch else None)
+                           as_json, llm_options, dict(wait=wait, poll_s=batch_poll) if batch else None,
+                           plan_checks)
     except BatchPending as exc:  # --no-wait: submitted, not failed
         typer.echo(f"dimobench: {exc}", err=True)
         return
@@ -79,7 +86,7 @@ def verify(
 
 def _verify(suite: Path, verifier: str, only: list[str] | None, repair: bool, max_tries: int, calibrate: bool,
             per_defect: int, calibrate_out: Path | None, show: str | None, as_json: bool,
-            llm_options: dict[str, Any], batch: dict[str, Any] | None = None) -> int:
+            llm_options: dict[str, Any], batch: dict[str, Any] | None = None, plan_checks: str = "auto") -> int:
     from rich.console import Console
 
     from dimobench.backends import normalize_spec
@@ -102,7 +109,7 @@ def _verify(suite: Path, verifier: str, only: list[str] | None, repair: bool, ma
     if calibrate:
         from dimobench.verify.calibrate import calibrate as run_calibration
 
-        figures = run_calibration(suite, per_defect=per_defect, out=calibrate_out)
+        figures = run_calibration(suite, per_defect=per_defect, out=calibrate_out, plan_checks=plan_checks)
         if as_json:
             typer.echo(json.dumps(figures, indent=2))
         else:
@@ -130,7 +137,8 @@ def _verify(suite: Path, verifier: str, only: list[str] | None, repair: bool, ma
             err = Console(stderr=True)
             with (batching(BatchOptions(progress=lambda line: err.print(line, highlight=False), **batch))
                   if batch is not None else nullcontext()):
-                result = verify_suite(suite, verifier, only=only, **(llm_options if verifier != "offline" else {}))
+                result = verify_suite(suite, verifier, only=only, **(llm_options if verifier != "offline"
+                                                                     else {"plan_checks": plan_checks}))
             summary, warnings, embedder = result.summary(), result.warnings, result.embedder
             run = getattr(result, "run", None)
     if as_json:

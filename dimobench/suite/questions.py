@@ -14,7 +14,7 @@ or as a wrong option: it would be a second right answer, and offering it only as
 often than its peers.
 
 The validity rules (``rules="valid"``, ``generate --qa-rules valid``; the audit's per-item flags check them,
-``dimobench.audit.flags``). ``rules="v1"``, the default, builds the items of earlier versions unchanged: one
+``dimobench.suite.flags``). ``rules="v1"``, the default, builds the items of earlier versions unchanged: one
 supporting cue is enough, transitions and reversions are asked about, and a conflict text can still be gold.
 
 - **Grounded gold**: at least :data:`MIN_EVIDENCE` cue turns of the gold state lie in its period before the

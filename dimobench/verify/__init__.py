@@ -20,7 +20,8 @@ CRITERIA_NAMES = ("supported", "temporally_valid", "implicit", "unambiguous", "t
 
 
 def verify_suite(path: str | Path, verifier: str = "offline", only: list[str] | None = None,
-                 embedder: Embedder | None = None, write: bool = True, **llm_options: Any) -> VerifyResult:
+                 embedder: Embedder | None = None, write: bool = True, plan_checks: str = "auto",
+                 **llm_options: Any) -> VerifyResult:
     """Verify the suite at ``path``: write ``verdicts.jsonl`` and update the manifest atomically.
 
     Args:
@@ -30,6 +31,8 @@ def verify_suite(path: str | Path, verifier: str = "offline", only: list[str] | 
         only: criteria to run (default all six).
         embedder: an embedder to share across calls (default the process-wide one).
         write: False to judge without touching the suite.
+        plan_checks: offline: ``auto``, ``on`` or ``off``: reject the items the suite's latent plan flags
+            (:data:`dimobench.verify.verdicts.PLAN_CHECKS`; ``auto``: for ``--qa-rules valid`` suites).
         llm_options: for an LLM verifier: ``base_url``, ``cache_dir``, ``concurrency``, ``resume``, ...
             (ignored offline, where nothing is called).
     """
@@ -39,4 +42,4 @@ def verify_suite(path: str | Path, verifier: str = "offline", only: list[str] | 
         return verify_suite_llm(path, verifier, only, write, **llm_options)
     from dimobench.verify.verdicts import verify_offline
 
-    return verify_offline(path, only, embedder, write)
+    return verify_offline(path, only, embedder, write, plan_checks)

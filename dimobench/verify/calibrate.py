@@ -17,13 +17,16 @@ from dimobench.suite.io import write_jsonl
 from dimobench.suite.load import load_suite
 from dimobench.verify.embed import Embedder
 from dimobench.verify.plant import DEFECTS, Planter
-from dimobench.verify.verdicts import verify_offline
+from dimobench.verify.plant_flags import PLAN_DEFECTS
+from dimobench.verify.verdicts import plan_checks_apply, verify_offline
 
 SUITE_FILES = ("manifest.json", "personas.jsonl", "schedules.jsonl", "dialogues.jsonl", "qa.jsonl")
 
 
-def plant_defects(src: str | Path, dst: str | Path, per_defect: int = 40, seed: int = 0) -> dict[str, str]:
-    """Copy the suite at ``src`` to ``dst`` with defects planted; return qa_id -> defect name."""
+def plant_defects(src: str | Path, dst: str | Path, per_defect: int = 40, seed: int = 0,
+                  plan_checks: str = "auto") -> dict[str, str]:
+    """Copy the suite at ``src`` to ``dst`` with defects planted; return qa_id -> defect name. The kinds of
+    :data:`~dimobench.verify.plant_flags.PLAN_DEFECTS` are planted only where ``plan_checks`` applies to the suite."""
     src, dst = Path(src), Path(dst)
     dst.mkdir(parents=True, exist_ok=True)
     for name in SUITE_FILES:
@@ -34,7 +37,8 @@ def plant_defects(src: str | Path, dst: str | Path, per_defect: int = 40, seed: 
     planter.rng.shuffle(order)
     planted: dict[str, str] = {}
     items = list(suite.qa)
-    for defect, (_, plant) in DEFECTS.items():
+    planned = plan_checks_apply(suite, plan_checks)
+    for defect, (_, plant) in {**DEFECTS, **(PLAN_DEFECTS if planned else {})}.items():
         n = 0
         for i in order:
             if n >= per_defect:
@@ -53,7 +57,7 @@ def plant_defects(src: str | Path, dst: str | Path, per_defect: int = 40, seed: 
 
 
 def calibrate(src: str | Path, per_defect: int = 40, seed: int = 0, out: str | Path | None = None,
-              embedder: Embedder | None = None) -> dict[str, object]:
+              embedder: Embedder | None = None, plan_checks: str = "auto") -> dict[str, object]:
     """Plant, verify the copy, and report catch rates per defect and per criterion and the false-reject rate.
 
     The copy goes to ``out`` when given (kept), else to a temporary directory (removed).
@@ -68,8 +72,8 @@ def calibrate(src: str | Path, per_defect: int = 40, seed: int = 0, out: str | P
         out = Path(tmp) / "suite"
     try:  # a kept copy goes only where an earlier calibration copy (or nothing) is
         with claim_out(Path(out), "verify --calibrate", force=True) if tmp is None else nullcontext():
-            planted = plant_defects(src, Path(out), per_defect, seed)
-            result = verify_offline(out, embedder=embedder)
+            planted = plant_defects(src, Path(out), per_defect, seed, plan_checks)
+            result = verify_offline(out, embedder=embedder, plan_checks=plan_checks)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -82,7 +86,7 @@ def calibrate(src: str | Path, per_defect: int = 40, seed: int = 0, out: str | P
             clean_total += 1
             clean_rejected += v.verdict != "ACCEPT"
             continue
-        criterion = DEFECTS[defect][0]
+        criterion = {**DEFECTS, **PLAN_DEFECTS}[defect][0]
         row = per_defect_rows.setdefault(defect, {"criterion": criterion, "n": 0, "caught": 0,
                                                   "by_criterion": 0})
         row["n"] = int(row["n"]) + 1

@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 from dimobench import prompts
 from dimobench.backends.base import ChatLLM, Message, Request
 from dimobench.backends.jobs import Job
-from dimobench.catalog import EXPLICIT_CHANGE, load_catalog
+from dimobench.catalog import EXPLICIT_CHANGE, suite_catalog
 from dimobench.rng import derive_seed
 from dimobench.suite.load import Suite
 from dimobench.suite.schema import Turn
@@ -108,7 +108,7 @@ def check_and_rerender(suite: Suite, seed: int, verifier: ChatLLM, generator: Ch
     ``previous`` are the records of an earlier run on this suite: a turn whose text is still what that run
     re-rendered keeps its record, so verifying a verified suite again changes nothing.
     """
-    catalog = load_catalog()
+    catalog = suite_catalog(suite.manifest.config)
     personas = {p.persona_id: p for p in suite.personas}
     work: list[_Work] = []
     for t in suite.dialogues:

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from dimobench.catalog import Catalog, TraitEntry, load_catalog
+from dimobench.catalog import Catalog, TraitEntry, suite_catalog
 from dimobench.suite.load import Suite
 from dimobench.suite.plan import LatentPlan
 from dimobench.suite.schema import QAItem, Trait, Turn
@@ -123,7 +123,7 @@ class ItemView:
 
 def build_context(suite: Suite, embedder: Embedder | None = None) -> SuiteContext:
     """Index the suite and batch-encode every distinct text it and its catalog traits hold."""
-    catalog = load_catalog()
+    catalog = suite_catalog(suite.manifest.config)
     schedules = {s.persona_id: s for s in suite.schedules}
     plans = {p.persona_id: LatentPlan(p, schedules[p.persona_id]) for p in suite.personas
              if p.persona_id in schedules}

@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dimobench.catalog import Catalog, load_catalog
+from dimobench.catalog import Catalog, suite_catalog
 from dimobench.suite.load import Suite
 from dimobench.suite.plan import LatentPlan
 from dimobench.suite.questions import EvidenceIndex, QuestionMaker
@@ -39,8 +39,9 @@ class Planter:
         for t in suite.dialogues:
             turns.setdefault(t.persona_id, []).append(t)
         plans = {p.persona_id: LatentPlan(p, schedules[p.persona_id]) for p in suite.personas}
-        return cls(load_catalog(), plans, {k: EvidenceIndex.build(v) for k, v in turns.items()}, turns,
-                   random.Random(seed), str(suite.manifest.config.get("qa_rules", "v1")))
+        return cls(suite_catalog(suite.manifest.config), plans,
+                   {k: EvidenceIndex.build(v) for k, v in turns.items()}, turns, random.Random(seed),
+                   str(suite.manifest.config.get("qa_rules", "v1")))
 
     def kind_turns(self, q: QAItem, kinds: tuple[str, ...], upto: int, trait: str | None = None,
                    state: str | None = None, other_trait: bool = False) -> list[int]:
@@ -74,6 +75,11 @@ class Planter:
         """The catalog state whose texts hold option ``i``, or None for a text outside the trait's pools."""
         entry = self.catalog.trait(q.trait_id or "")
         return next((s.state_id for s in entry.states if q.options[i] in s.answers + s.recommendations), None)
+
+    def state_of_turn(self, persona_id: str, turn: int) -> str | None:
+        """The state a turn's annotation shows (None for a turn that shows none)."""
+        t = next((t for t in self.turns.get(persona_id, []) if t.turn == turn), None)
+        return t.annotation.state_id if t is not None and t.annotation is not None else None
 
     def maker(self, persona_id: str) -> QuestionMaker:
         """A question maker for ``persona_id`` sharing this planter's plan, index and random stream."""

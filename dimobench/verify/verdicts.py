@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -17,11 +18,23 @@ from pydantic import BaseModel
 from dimobench.suite.io import atomic_write_text, sha256_file, write_jsonl
 from dimobench.suite.load import Suite, counts, load_suite
 from dimobench.suite.schema import CriterionResult, QAItem, Turn, Verdict, VerdictRecord, VerifierInfo
-from dimobench.verify.criteria import CRITERIA
+from dimobench.verify.criteria import CRITERIA, reject
 from dimobench.verify.embed import Embedder
 from dimobench.verify.offline import THRESHOLDS, SuiteContext, analyse, build_context
 
 VERIFIER_VERSION = "offline-1"
+
+PLAN_CHECKS = ("auto", "on", "off")
+"""``--plan-checks``: reject the per-item flags of :mod:`dimobench.suite.flags`; ``auto`` does so for suites made
+with ``--qa-rules valid`` (whose generator promises none), and leaves the verdicts of ``v1`` suites as earlier
+versions gave them (every v1 item offers a never-gold distractor, so ``on`` rejects all of them)."""
+
+FLAG_CRITERION = {
+    "gold_mismatch": "temporally_valid", "gold_ungrounded": "supported", "never_gold_option": "implicit",
+    "off_topic_option": "unambiguous", "form_mismatch": "type_faithful", "second_supported_option": "unambiguous",
+    "transition_contradicted": "temporally_valid", "temporal_ambiguous": "unambiguous",
+}
+"""The criterion whose kind each plan flag is: a flagged item's verdict on it becomes a (not fixable) REJECT."""
 
 
 class VerifyResult(BaseModel):
@@ -53,16 +66,21 @@ def item_verdict(results: dict[str, CriterionResult]) -> Verdict:
     return "REVISE"
 
 
-def verifier_info(embedder: Embedder, only: list[str]) -> VerifierInfo:
+def verifier_info(embedder: Embedder, only: list[str], plan_checks: bool = False) -> VerifierInfo:
     """Provider, the embedding model that ran, and a hash of the rules and thresholds in force."""
-    spec = json.dumps({"version": VERIFIER_VERSION, "criteria": only,
-                       "thresholds": THRESHOLDS[embedder.name].__dict__}, sort_keys=True)
+    rules: dict[str, object] = {"version": VERIFIER_VERSION, "criteria": only,
+                                "thresholds": THRESHOLDS[embedder.name].__dict__}
+    if plan_checks:  # only then, so the hashes of earlier verifications stay what they were
+        rules["plan_checks"] = FLAG_CRITERION
+    spec = json.dumps(rules, sort_keys=True)
     return VerifierInfo(provider="offline", model=embedder.name,
                         prompt_hash=hashlib.sha256(spec.encode()).hexdigest()[:16])
 
 
-def judge(item: QAItem, ctx: SuiteContext, only: list[str], info: VerifierInfo) -> VerdictRecord:
-    """All selected criteria on one item; a scorer that fails gives UNSCORED, never a pass."""
+def judge(item: QAItem, ctx: SuiteContext, only: list[str], info: VerifierInfo,
+          flags: Sequence[str] = ()) -> VerdictRecord:
+    """All selected criteria on one item; a scorer that fails gives UNSCORED, never a pass. ``flags`` (plan
+    flags of this item) turn their criterion into a REJECT that names them."""
     view = analyse(item, ctx)
     results: dict[str, CriterionResult] = {}
     for name in only:
@@ -70,6 +88,10 @@ def judge(item: QAItem, ctx: SuiteContext, only: list[str], info: VerifierInfo) 
             results[name] = CRITERIA[name](view, ctx)
         except Exception as exc:  # noqa: BLE001 - one broken item must not stop the run or pass silently
             results[name] = CriterionResult(verdict="UNSCORED", explanation=f"scorer failed: {exc!r}")
+        raised = [f for f in flags if FLAG_CRITERION[f] == name]
+        if raised:
+            said = results[name].explanation if results[name].verdict != "ACCEPT" else ""
+            results[name] = reject([*(f"plan check: {f}" for f in raised), *([said] if said else [])])
     return VerdictRecord(qa_id=item.qa_id, verdict=item_verdict(results),
                          criteria=results, verifier=info)
 
@@ -86,22 +108,38 @@ def check_criteria(only: list[str] | None) -> list[str]:
     return [c for c in CRITERIA if c in only]
 
 
-def judge_suite(suite: Suite, only: list[str] | None = None, embedder: Embedder | None = None
-                ) -> tuple[list[VerdictRecord], SuiteContext]:
+def plan_checks_apply(suite: Suite, plan_checks: str = "auto") -> bool:
+    """Whether ``plan_checks`` (see :data:`PLAN_CHECKS`) rejects the plan flags of ``suite``."""
+    if plan_checks not in PLAN_CHECKS:
+        from dimobench.errors import ConfigError
+
+        raise ConfigError(f"--plan-checks {plan_checks!r}: choose {', '.join(PLAN_CHECKS)}")
+    if plan_checks == "auto":
+        return suite.manifest.config.get("qa_rules") == "valid"
+    return plan_checks == "on"
+
+
+def judge_suite(suite: Suite, only: list[str] | None = None, embedder: Embedder | None = None,
+                plan_checks: str = "auto") -> tuple[list[VerdictRecord], SuiteContext]:
     """Judge every item of a loaded suite without writing anything."""
     names = check_criteria(only)
     ctx = build_context(suite, embedder)
-    info = verifier_info(ctx.embedder, names)
-    return [judge(q, ctx, names, info) for q in suite.qa], ctx
+    flagged: dict[str, list[str]] = {}
+    if plan_checks_apply(suite, plan_checks):
+        from dimobench.suite.flags import suite_flags
+
+        flagged = suite_flags(suite, ctx.catalog) or {}
+    info = verifier_info(ctx.embedder, names, bool(flagged) or plan_checks_apply(suite, plan_checks))
+    return [judge(q, ctx, names, info, flagged.get(q.qa_id, [])) for q in suite.qa], ctx
 
 
 def verify_offline(path: str | Path, only: list[str] | None = None, embedder: Embedder | None = None,
-                   write: bool = True) -> VerifyResult:
+                   write: bool = True, plan_checks: str = "auto") -> VerifyResult:
     """Verify the suite at ``path`` with the offline verifier (see :func:`dimobench.verify.verify_suite`)."""
     root = Path(path)
     suite = load_suite(root)
     warnings = stale_warnings(suite)
-    verdicts, ctx = judge_suite(suite, only, embedder)
+    verdicts, ctx = judge_suite(suite, only, embedder, plan_checks)
     for q in suite.qa:
         late = [n for n in q.evidence_turns if n > q.ask_turn]
         if late:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dimobench.audit.flags import FlagContext, item_flags
-from dimobench.audit.items import norm
+from dimobench.suite.flags import norm
 from dimobench.catalog import TraitEntry, load_catalog
+from dimobench.suite.flags import FlagContext, item_flags
 from dimobench.suite.plan import LatentPlan
 from dimobench.suite.schema import Drift, Persona, PhaseSpan, QAItem, Schedule, State, Trait
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from dimobench.api import GenerateConfig, audit_suite, generate_suite, load_suite
-from dimobench.audit.flags import TraitTexts
 from dimobench.catalog import load_catalog
+from dimobench.suite.flags import TraitTexts
 from dimobench.suite.plan import LatentPlan
 from dimobench.suite.questions import MIN_EVIDENCE
 

@@ -52,9 +52,9 @@ class OracleMemory:
                       if p.persona_id in schedules}
         self.habits = {}
         try:
-            from dimobench.catalog import load_catalog
+            from dimobench.catalog import suite_catalog
 
-            catalog = load_catalog()
+            catalog = suite_catalog(suite.manifest.config)
             for plan in self.plans.values():
                 for trait in plan.persona.traits:
                     try:

@@ -1,5 +1,7 @@
 """Per-item flags: questions whose options or gold the suite's own latent plan shows to be wrong or leaky.
 
+The audit counts them and the offline verifier rejects them (both read them from here).
+
 Only generated suites carry a plan (``schedules.jsonl``, turn annotations); for imported ones these checks do
 not apply and the card says so. Each flag is one rule, stated where it is computed:
 
@@ -19,14 +21,22 @@ not apply and the card says so. Each flag is one rule, stated where it is comput
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 
-from dimobench.audit.items import norm
-from dimobench.catalog import Catalog, TraitEntry, load_catalog
+from dimobench.catalog import Catalog, TraitEntry, suite_catalog
 from dimobench.suite.load import Suite
 from dimobench.suite.plan import LatentPlan
 from dimobench.suite.schema import QAItem, Turn
+
+_SPACE = re.compile(r"\s+")
+
+
+def norm(text: str) -> str:
+    """Case- and space-folded text, the key under which an option text is counted across suites."""
+    return _SPACE.sub(" ", text.strip().lower())
+
 
 FLAGS = ("gold_mismatch", "gold_ungrounded", "never_gold_option", "off_topic_option", "form_mismatch",
          "second_supported_option", "transition_contradicted", "temporal_ambiguous")
@@ -159,7 +169,7 @@ def suite_flags(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[
     """``qa_id -> flags`` for every flagged item of a generated suite; None when the suite has no plan."""
     if not suite.schedules:
         return None
-    ctx = FlagContext(catalog or load_catalog())
+    ctx = FlagContext(catalog or suite_catalog(suite.manifest.config))
     plans = {s.persona_id: LatentPlan(p, s) for p in suite.personas for s in suite.schedules
              if s.persona_id == p.persona_id}
     cues = {pid: _cues(suite.turns_of(pid)) for pid in plans}
