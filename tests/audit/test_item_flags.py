@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dimobench.suite.flags import norm
 from dimobench.catalog import TraitEntry, load_catalog
-from dimobench.suite.flags import FlagContext, item_flags
+from dimobench.suite.flags import FlagContext, item_flags, norm
 from dimobench.suite.plan import LatentPlan
 from dimobench.suite.schema import Drift, Persona, PhaseSpan, QAItem, Schedule, State, Trait
 
