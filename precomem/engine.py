@@ -16,6 +16,7 @@ from precomem.encoders import Encoder, calibrated, make_encoder, tokenize
 from precomem.episodic import EpisodicCache
 from precomem.llm_agents import make_agents
 from precomem.nli import Verifier, gated_contradiction, make_verifier
+from precomem.onnx import runtimes
 from precomem.records import RecallItem, Regime, Update
 from precomem.retrieval import hybrid_scores, read_confidence, recall_items, top_k
 from precomem.surprisal import gate, raw_surprisal, reliability, score_weights
@@ -355,12 +356,13 @@ class PreCoMem:
 
     # ------------------------------------------------------------------ inspection
     def encoders(self) -> dict[str, str]:
-        """Which embedding, NLI verifier and sub-agents run."""
+        """Which embedding, NLI verifier and sub-agents run, and the runtime (torch, ONNX) of each model."""
         nli = self.verifier.name
         return {
             "embedding": self.encoder.name,
             "nli": nli if nli in ("rule", "cross-encoder") else f"{nli}+rule",  # the rule runs beside the head only
             "agents": self.agents.name,
+            **runtimes(self.encoder, self.verifier),
         }
 
     def snapshot(self) -> list[dict[str, Any]]:

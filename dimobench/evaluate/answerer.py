@@ -77,7 +77,7 @@ class OfflineAnswerer:
     def describe(self) -> dict[str, object]:
         """What the report records about the answerer."""
         return {"name": self.name, "version": self.version, "embedding": self.embedder.backend, "tau": self.tau,
-                "lexical_weight": self.lam, "best_clause_share": self.mix}
+                "lexical_weight": self.lam, "best_clause_share": self.mix, "runtime": self.embedder.runtime}
 
     def choose(self, question: str, options: list[str], items: list[Recalled]) -> Choice:
         """Pick an option for ``question`` given the recalled ``items`` (best first)."""

