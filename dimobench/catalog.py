@@ -210,15 +210,30 @@ def suite_catalog(config: dict[str, object]) -> Catalog:
     recorded = config.get("catalog")
     if not isinstance(recorded, str) or not recorded:
         return load_catalog()
-    path = Path(recorded)
-    if not path.is_absolute():
-        path = resource_dir("data") / recorded
-    if not (path / "topics").is_dir():
+    path = find_catalog(recorded)
+    if path is None:
         from dimobench.errors import InputError
 
-        raise InputError(f"the suite was made from catalog {recorded!r}, which is not at {path}",
-                         "manifest.json", field="config.catalog")
+        raise InputError(f"the suite was made from catalog {recorded!r}, which is not there (shipped: "
+                         f"{', '.join(shipped_catalogs())})", "manifest.json", field="config.catalog")
     return load_catalog(str(path))
+
+
+def find_catalog(name: str) -> Path | None:
+    """The catalog directory ``name`` means: for a bare name, a catalog shipped in the package's ``data/``
+    (``catalog-v2``) before a folder of that name here; for a path, that directory. It must hold ``topics/``;
+    None when nothing does."""
+    shipped = resource_dir("data") / name
+    order = (shipped, Path(name)) if Path(name).name == name else (Path(name),)
+    for path in order:
+        if (path / "topics").is_dir():
+            return path.resolve()
+    return None
+
+
+def shipped_catalogs() -> list[str]:
+    """Names of the catalogs shipped inside the package's ``data/`` besides the default."""
+    return sorted(p.name for p in resource_dir("data").iterdir() if (p / "topics").is_dir())
 
 
 @lru_cache(maxsize=4)

@@ -187,12 +187,10 @@ class CrossEncoderVerifier:
     def logits(self, prem: list[str], hyp: list[str]) -> np.ndarray:
         """Raw (entailment, neutral, contradiction) logits per row."""
         torch = self._torch
-        if self._onnx is not None:
-            enc = self.tokenizer(prem, hyp, truncation=True, max_length=self.max_length, padding=True,
-                                 return_tensors="np")
-            return self._onnx.run(enc, torch.get_num_threads() if self._threads is None else self._threads)
         enc = self.tokenizer(prem, hyp, truncation=True, max_length=self.max_length, padding=True,
-                             return_tensors="pt")
+                             return_tensors="np" if self._onnx is not None else "pt")
+        if self._onnx is not None:
+            return self._onnx.run(enc, torch.get_num_threads() if self._threads is None else self._threads)
         before = torch.get_num_threads()
         if self._threads is not None:
             torch.set_num_threads(self._threads)

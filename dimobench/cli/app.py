@@ -98,13 +98,13 @@ def _use_catalog(name: str) -> None:
     """Point this run at catalog ``name`` (a shipped one such as ``catalog-v2``, or a directory)."""
     import os
 
-    from dimobench.resources import resource_dir
+    from dimobench.catalog import find_catalog, shipped_catalogs
 
-    path = Path(name) if Path(name).is_dir() else resource_dir("data") / name
-    if not (path / "topics").is_dir():
-        shipped = sorted(p.name for p in resource_dir("data").iterdir() if (p / "topics").is_dir())
-        _fail(f"--catalog {name}: no catalog there (a directory with topics/, or one of: {', '.join(shipped)})")
-    os.environ["DIMOBENCH_CATALOG"] = str(path.resolve())  # the library reads the catalog in use from here
+    path = find_catalog(name)
+    if path is None:
+        _fail(f"--catalog {name}: no catalog there (a directory with topics/, or one of: "
+              f"{', '.join(shipped_catalogs())})")
+    os.environ["DIMOBENCH_CATALOG"] = str(path)  # the library reads the catalog in use from here
 
 
 def _generate(out: Path, preset: str | None, overrides: dict[str, object], force: bool, resume: bool,

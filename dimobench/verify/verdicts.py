@@ -125,11 +125,12 @@ def judge_suite(suite: Suite, only: list[str] | None = None, embedder: Embedder 
     names = check_criteria(only)
     ctx = build_context(suite, embedder)
     flagged: dict[str, list[str]] = {}
-    if plan_checks_apply(suite, plan_checks):
+    planned = plan_checks_apply(suite, plan_checks)
+    if planned:
         from dimobench.suite.flags import suite_flags
 
         flagged = suite_flags(suite, ctx.catalog) or {}
-    info = verifier_info(ctx.embedder, names, bool(flagged) or plan_checks_apply(suite, plan_checks))
+    info = verifier_info(ctx.embedder, names, planned)
     return [judge(q, ctx, names, info, flagged.get(q.qa_id, [])) for q in suite.qa], ctx
 
 
