@@ -3,7 +3,8 @@
 Every file is JSON so the catalog loads in milliseconds. Templates may use the slots in :data:`SLOTS`
 (``{friend}``, ``{weekday}``, ...); entity and decoy templates also use ``{relation}``, ``{entity}`` and
 ``{habit}`` (a past-tense verb phrase from the state being shown). ``check_catalog`` enforces the rules a
-benchmark needs: enough templates per state, no state words in questions or cues.
+benchmark needs (in :mod:`dimobench.catalog_rules`): enough templates per state, no state words in questions or
+cues.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import re
 import string
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from dimobench.resources import resource_dir
 
@@ -23,6 +25,11 @@ SLOTS: frozenset[str] = frozenset(
     {"friend", "friend2", "weekday", "time_of_day", "clock", "city", "number", "month", "name"}
 )
 """Slots every template may use; ``name`` is the persona's first name, the rest come from the catalog."""
+
+TYPED_SLOTS: frozenset[str] = frozenset({"price", "friend_their", "friend_them", "friend_he"})
+"""Slots a catalog with ``text_rules`` v3 fills from the persona's record: ``{price}`` an amount in the currency of
+the persona's city; the pronouns of ``{friend}`` from the catalog's recorded gender of that name
+(``friend_he`` is he/she, ``friend_them`` him/her, ``friend_their`` his/her)."""
 
 CONFOUNDER_SLOTS: frozenset[str] = frozenset({"relation", "entity", "habit"})
 """Extra slots for entity-confounder and temporal-decoy templates."""
@@ -36,6 +43,12 @@ STOP_WORDS: frozenset[str] = frozenset(
     was we were what when where which while who whom why will with would you your yours yourself yourselves
     least lot lots many much one ones get gets got usually often really""".split()
 )
+
+FEMALE_RELATIONS = frozenset("sister mum mom mother aunt grandmother grandma daughter wife niece stepsister "
+                             "girlfriend".split())
+MALE_RELATIONS = frozenset("brother dad father uncle grandfather grandpa son husband nephew stepbrother "
+                           "boyfriend".split())
+"""Relation words that fix a person's gender (a catalog with ``text_rules`` v3 gives them a name of it)."""
 
 EXPLICIT_CHANGE: tuple[str, ...] = (
     " anymore", " nowadays", " used to ", " no longer ", " changed ", "i've become", "i have become",
@@ -53,6 +66,25 @@ class Exchange(BaseModel):
     """A reply that answers the user turn."""
 
 
+MIN_FIXED_CUES = 20
+MIN_ACTS = 8
+"""A state shows itself through at least this many fixed cue exchanges, or at least this many composed acts."""
+
+
+class Act(BaseModel):
+    """A composed cue: one of ``context`` (something the user does, plans, buys or asks about, first person)
+    followed by one of ``asks`` (a question that follows from it, with a reply that answers it). Any context goes
+    with any ask, and the renderer may put one of the catalog's ``leads`` in front, so one act has many surface
+    forms; slots may name the state's ``parts`` as well as :data:`SLOTS` and :data:`TYPED_SLOTS`."""
+
+    context: list[str] = Field(min_length=2)
+    asks: list[Exchange] = Field(min_length=2)
+
+    def forms(self) -> list[str]:
+        """Every user text this act can produce (slots unfilled, no lead)."""
+        return [f"{c} {a.user}" for c in self.context for a in self.asks]
+
+
 class StateEntry(BaseModel):
     """One state a trait can be in, with everything needed to show it and ask about it."""
 
@@ -65,8 +97,22 @@ class StateEntry(BaseModel):
     """Suggestions that only fit this state (for inference questions)."""
     habits: list[str] = Field(min_length=3)
     """Past-tense verb phrases showing this state, e.g. 'went dancing until 4 every Saturday'."""
-    cues: list[Exchange] = Field(min_length=20)
+    cues: list[Exchange] = []
     """Behavioural cue exchanges: they show the state and never name it."""
+    acts: list[Act] = []
+    """Composed cues (catalogs from v3 on); a state has :data:`MIN_FIXED_CUES` cues or :data:`MIN_ACTS` acts."""
+    parts: dict[str, list[str]] = {}
+    """Typed parts only this state's acts use, ``{part}`` in a template (objects, places, companions, ...)."""
+
+    @model_validator(mode="after")
+    def _shows_itself(self) -> StateEntry:
+        if len(self.cues) < MIN_FIXED_CUES and len(self.acts) < MIN_ACTS:
+            raise ValueError(f"state {self.state_id}: needs {MIN_FIXED_CUES} cues or {MIN_ACTS} acts")
+        return self
+
+    def cue_texts(self) -> list[str]:
+        """Every user-side cue template of this state: fixed cues, then each act's forms."""
+        return [c.user for c in self.cues] + [f for a in self.acts for f in a.forms()]
 
 
 class TraitEntry(BaseModel):
@@ -86,6 +132,9 @@ class TraitEntry(BaseModel):
     """Plausible answers to current/past questions that fit no state of this trait."""
     distractor_recommendations: list[str] = Field(min_length=3)
     """Plausible suggestions that fit no state of this trait."""
+    requires: list[str] = []
+    """Occupation tags a persona needs to hold this trait in any of its states (``occupation_tags``; e.g. a
+    work-setup trait whose states are all desk jobs requires ``desk``)."""
 
 
 class TopicEntry(BaseModel):
@@ -114,9 +163,36 @@ class Catalog(BaseModel):
     cities: list[str]
     occupations: list[str]
     relations: list[str]
+    leads: list[str] = []
+    """Openers a composed turn may start with ("Quick one.", "Back from town."); they carry no state."""
+    trial_leads: list[str] = []
+    """Openers for the first cues of a new state during a drift ("Trying something different:"), so a change
+    starts as a hesitant first try rather than a switch; they name no state."""
+    filler_acts: list[Act] = []
+    """Composed fillers (everyday requests about nothing the benchmark tracks), beside ``filler``."""
+    text_rules: Literal["v1", "v3"] = "v1"
+    """``v3``: the generator fills :data:`TYPED_SLOTS`, keeps ``{clock}`` inside ``{time_of_day}``, matches
+    gendered relations to names, draws occupations that fit the traits (``occupation_tags``) and recalls in
+    temporal decoys only states the persona never holds in the suite. ``v1`` (the default, and catalogs v1 and
+    v2) keeps the older suites' bytes."""
+    genders: dict[str, str] = {}
+    """First name -> ``f`` or ``m``, for pronouns and gendered relations (``text_rules`` v3)."""
+    occupation_tags: dict[str, list[str]] = {}
+    """Occupation -> tags (``desk``: can be done from a laptop; ``on_site``: done at a workplace; ``student``;
+    ...), the compatibility table stage 1 checks a persona's traits against (``text_rules`` v3)."""
+    currencies: dict[str, str] = {}
+    price_scale: dict[str, int] = {}
+    """Currency (as written in ``currencies``, spaces stripped) -> local units per pound, dollar or euro, so a
+    ``{price}`` of 40 reads "¥6,000" in Tokyo; a currency without an entry is taken at 1."""
+    """City -> currency symbol or code written before an amount (``text_rules`` v3)."""
     conflicts: dict[str, list[tuple[str, str]]] = {}
     """Option text -> (trait_id, state_id) of other traits' states that also support it
     (``data/conflicts.json``, built by ``scripts/build_conflicts.py``)."""
+
+    def canonical_json(self) -> str:
+        """The catalog as compact JSON without the v3 fields left at their defaults, so adding those fields to
+        the models kept the v1 and v2 catalogs' bytes (and the fingerprints of the suites made from them)."""
+        return json.dumps(_drop_unset_v3(self.model_dump(mode="json")), ensure_ascii=False, separators=(",", ":"))
 
     def trait(self, trait_id: str) -> TraitEntry:
         """Return the trait with this id."""
@@ -131,6 +207,19 @@ class Catalog(BaseModel):
 
     def _topic_by_trait(self) -> dict[str, TopicEntry]:
         return {t.trait_id: tp for tp in self.topics for t in tp.traits}
+
+
+_V3_DEFAULTS: dict[str, object] = {"acts": [], "parts": {}, "requires": [], "leads": [], "trial_leads": [],
+                                   "filler_acts": [], "text_rules": "v1", "genders": {}, "currencies": {},
+                                   "occupation_tags": {}, "price_scale": {}}
+
+
+def _drop_unset_v3(value: object) -> object:
+    if isinstance(value, dict):
+        return {k: _drop_unset_v3(v) for k, v in value.items() if not (k in _V3_DEFAULTS and v == _V3_DEFAULTS[k])}
+    if isinstance(value, list):
+        return [_drop_unset_v3(v) for v in value]
+    return value
 
 
 _WORD = re.compile(r"[a-z']+")
@@ -245,51 +334,3 @@ def _load_catalog(root: str) -> Catalog:
     conflicts = _load_json(base / "conflicts.json") if (base / "conflicts.json").is_file() else {}
     assert isinstance(templates, dict) and isinstance(names, dict) and isinstance(conflicts, dict)
     return Catalog(topics=topics, conflicts=conflicts, **templates, **names)
-
-
-def check_topic(tp: TopicEntry) -> list[str]:
-    """Return every rule one topic file breaks."""
-    problems: list[str] = []
-    for ex in tp.chatter:
-        problems += _bad_slots(f"{tp.topic_id} chatter", ex, SLOTS)
-    for tr in tp.traits:
-        where = f"{tp.topic_id}/{tr.trait_id}"
-        state_words = set().union(*(content_words(s.description) for s in tr.states))
-        for q in tr.current_questions + tr.inference_questions + tr.past_questions + [tr.label]:
-            leaked = content_words(q) & state_words
-            if leaked:
-                problems.append(f"{where}: question {q!r} uses state words {sorted(leaked)}")
-            if slot_names(q) - {"name"}:
-                problems.append(f"{where}: question {q!r} may only use the {{name}} slot")
-        for st in tr.states:
-            for ex in st.cues:
-                problems += _bad_slots(f"{where}/{st.state_id} cue", ex, SLOTS)
-                said = f" {ex.user.lower()} "
-                if st.state_id.replace("_", " ").lower() in said:
-                    problems.append(f"{where}/{st.state_id}: cue {ex.user!r} names its state")
-                explicit = [w for w in EXPLICIT_CHANGE if w in said]
-                if explicit:
-                    problems.append(f"{where}/{st.state_id}: cue {ex.user!r} states a change {explicit}")
-            if len({ex.user for ex in st.cues}) < len(st.cues):
-                problems.append(f"{where}/{st.state_id}: duplicate cue user texts")
-            options = st.answers + st.recommendations
-            if len({o.lower() for o in options}) < len(options):
-                problems.append(f"{where}/{st.state_id}: duplicate option texts")
-    return problems
-
-
-def check_catalog(cat: Catalog) -> list[str]:
-    """Return every rule the catalog breaks (empty when it is fit to generate from)."""
-    problems: list[str] = []
-    for tp in cat.topics:
-        problems += check_topic(tp)
-    for kind, items, extra in (("filler", cat.filler, frozenset()), ("entity", cat.entity, CONFOUNDER_SLOTS),
-                               ("decoy", cat.decoy, CONFOUNDER_SLOTS)):
-        for ex in items:
-            problems += _bad_slots(kind, ex, SLOTS | extra)
-    return problems
-
-
-def _bad_slots(where: str, ex: Exchange, allowed: frozenset[str]) -> list[str]:
-    unknown = (slot_names(ex.user) | slot_names(ex.assistant)) - allowed
-    return [f"{where}: unknown slots {sorted(unknown)} in {ex.user!r}"] if unknown else []

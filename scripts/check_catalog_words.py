@@ -8,10 +8,11 @@ each topic file given (default: all of ``data/topics/``) this reports:
 - an option text (``answers`` or ``recommendations``) sharing a stemmed content word with any cue (user side) of
   its own state, naming the words;
 - a cue (user side) sharing a stemmed content word with its own state's description;
-- the catalog schema's own problems (``dimobench.catalog.check_topic``).
+- the catalog schema's own problems (``dimobench.catalog_rules.check_topic``).
 
 Run: ``.venv/bin/python scripts/check_catalog_words.py [data/topics/food.json ...] [--cues]`` (``--cues`` also
-reports cue/description overlaps, which older states still have).
+reports cue/description overlaps, which older states still have; states written as composed ``acts`` are
+always checked for them, with their ``parts`` counted as cue words).
 """
 
 from __future__ import annotations
@@ -21,40 +22,14 @@ import json
 import sys
 from pathlib import Path
 
-from dimobench.catalog import TopicEntry, check_topic, stemmed_words
-
-SLOT_WORDS = {"friend", "friend2", "weekday", "time_of_day", "clock", "city", "number", "month", "name"}
-
-
-def _words(text: str) -> set[str]:
-    return set(stemmed_words(text.replace("{", " ").replace("}", " "))) - SLOT_WORDS
+from dimobench.catalog import TopicEntry
+from dimobench.catalog_rules import check_topic, word_problems
 
 
 def problems(path: Path, with_cues: bool) -> list[str]:
     """Every rule broken in one topic file."""
     topic = TopicEntry.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    out = [f"{path.name}: {p}" for p in check_topic(topic)]
-    for trait in topic.traits:
-        if len(trait.states) < 4:
-            out.append(f"{path.name}: {trait.trait_id}: {len(trait.states)} states (needs 4)")
-        for state in trait.states:
-            cue_words: set[str] = set()
-            for cue in state.cues:
-                cue_words |= _words(cue.user)
-            for pool in ("answers", "recommendations"):
-                for text in getattr(state, pool):
-                    shared = _words(text) & cue_words
-                    if shared:
-                        out.append(f"{path.name}: {trait.trait_id}/{state.state_id} {pool} {text!r} shares "
-                                   f"{sorted(shared)} with its cues")
-            if with_cues:
-                desc = _words(state.description)
-                for cue in state.cues:
-                    shared = _words(cue.user) & desc
-                    if shared:
-                        out.append(f"{path.name}: {trait.trait_id}/{state.state_id} cue {cue.user!r} shares "
-                                   f"{sorted(shared)} with the description")
-    return out
+    return [f"{path.name}: {p}" for p in check_topic(topic) + word_problems(topic, with_cues)]
 
 
 def main() -> None:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dimobench.catalog import check_catalog, load_catalog
+from dimobench.catalog import load_catalog
+from dimobench.catalog_rules import check_catalog
 
 
 def test_catalog_breaks_no_rule() -> None:

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from dimobench.audit.attacks import attacks, run_attack
 from dimobench.audit.card import DEFAULT_GATES, AuditReport, Score, check_gates, markdown
-from dimobench.audit.diversity import diversity, lints
+from dimobench.audit.diversity import diversity
 from dimobench.audit.items import Item, chance, cluster_interval, items_of, unit
+from dimobench.audit.lints import lints
 from dimobench.audit.shortcuts import run_shortcuts
 from dimobench.catalog import suite_catalog
 from dimobench.suite.flags import FLAGS, suite_flags

@@ -5,8 +5,12 @@
   placeholders (two turns that differ only there come from one template);
 - ``overlap_with``: per ``--against`` suite, the share of this suite's distinct user texts found verbatim in it
   (two seeds should share little);
-- lints: ``unfilled_slot`` (a ``{slot}`` left in any text), ``foreign_home_city`` (the user calls a catalog city
-  other than their own home).
+- ``distinct_option_texts``: how many different option texts the suite's items offer;
+- ``cue_word_share``: share of cue turns sharing a stemmed content word with their own state's description or
+  option texts (a word match then points at the answer; the catalog's words check keeps it near zero);
+- ``template_lookup``: the share of cue turns whose trait and state a lookup of the catalog's templates
+  recovers, whole turns and single pieces (:mod:`dimobench.audit.lookup`);
+(the text lints are :mod:`dimobench.audit.lints`).
 """
 
 from __future__ import annotations
@@ -15,13 +19,12 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from dimobench.catalog import Catalog, suite_catalog
+from dimobench.audit.lookup import template_lookup
+from dimobench.catalog import Catalog, stemmed_words, suite_catalog
 from dimobench.suite.flags import norm
 from dimobench.suite.load import Suite
 
-_SLOT = re.compile(r"\{[a-z_0-9]+\}")
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
-_HOME = ("here in ", "i live in ", "back home in ", "living in ", "home in ")
 
 
 def _template(text: str, names: re.Pattern[str]) -> str:
@@ -56,26 +59,20 @@ def diversity(suite: Suite, against: Sequence[tuple[str, Suite]] = (), catalog: 
         theirs = set(user_texts(other))
         overlap[key] = round(len(mine & theirs) / len(mine), 4) if mine else None
     return {"user_turns": len(texts), "distinct_user_turns": round(sum(1 for c in counts.values() if c == 1) / n, 4),
-            "distinct_templates": round(len(templates) / n, 4), "overlap_with": overlap}
+            "distinct_templates": round(len(templates) / n, 4), "overlap_with": overlap,
+            "distinct_option_texts": len({o for q in suite.qa for o in q.options}),
+            "cue_word_share": cue_word_share(suite, catalog), "template_lookup": template_lookup(suite, catalog)}
 
 
-def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
-    """``kind -> locations`` (``persona:turn`` or ``qa_id``) of every text lint found."""
-    catalog = catalog or suite_catalog(suite.manifest.config)
-    out: dict[str, list[str]] = {"unfilled_slot": [], "foreign_home_city": []}
-    home = {p.persona_id: str(p.profile.get("city", "")).lower() for p in suite.personas}
-    cities = [c.lower() for c in catalog.cities]
-    for t in suite.dialogues:
-        where = f"{t.persona_id}:{t.turn}"
-        if _SLOT.search(t.user) or _SLOT.search(t.assistant):
-            out["unfilled_slot"].append(where)
-        said = t.user.lower()
-        for lead in _HOME:
-            i = said.find(lead)
-            if i >= 0 and any(said.startswith(c, i + len(lead)) and c != home.get(t.persona_id) for c in cities):
-                out["foreign_home_city"].append(where)
-                break
-    for q in suite.qa:
-        if _SLOT.search(q.question) or any(_SLOT.search(o) for o in q.options):
-            out["unfilled_slot"].append(q.qa_id)
-    return out
+def cue_word_share(suite: Suite, catalog: Catalog) -> float | None:
+    """The ``cue_word_share`` of the module docstring; None for a suite without catalog-annotated cues."""
+    words: dict[tuple[str, str], frozenset[str]] = {}
+    known = {tr.trait_id: tr for tp in catalog.topics for tr in tp.traits}
+    for tr in known.values():
+        for st in tr.states:
+            words[(tr.trait_id, st.state_id)] = stemmed_words(" ".join([st.description, *st.answers,
+                                                                         *st.recommendations]))
+    shared = [bool(stemmed_words(t.user) & words[key]) for t in suite.dialogues
+              if t.annotation and t.annotation.kind == "cue"
+              and (key := (t.annotation.trait_id or "", t.annotation.state_id or "")) in words]
+    return round(sum(shared) / len(shared), 4) if shared else None

@@ -33,7 +33,7 @@ ProgressFn = Callable[[str, str], None]
 
 def catalog_hash(catalog: Catalog) -> str:
     """sha256 of the catalog's JSON: the upstream of the first fingerprint, so a catalog edit reruns every stage."""
-    return hashlib.sha256(catalog.model_dump_json().encode()).hexdigest()
+    return hashlib.sha256(catalog.canonical_json().encode()).hexdigest()
 
 
 def fingerprints(cfg: GenerateConfig, catalog: Catalog) -> dict[str, str]:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, create_model
 from dimobench import prompts
 from dimobench.backends.base import Message, Request
 from dimobench.backends.jobs import Job
-from dimobench.catalog import EXPLICIT_CHANGE, Catalog, content_words
+from dimobench.catalog import EXPLICIT_CHANGE, FEMALE_RELATIONS, MALE_RELATIONS, Catalog, content_words
 from dimobench.rng import derive_seed
 from dimobench.suite.schema import Persona, QAItem, Turn
 from dimobench.suite.textspec import WRITER_TEMPERATURE, ExchangeText, state_words, turn_spec
@@ -77,12 +77,30 @@ def session_jobs(seed: int, catalog: Catalog, personas: list[Persona], turns: li
         specs = [turn_spec(catalog, persona, t) for t in group]
         forbidden = [s["forbidden"] for s in specs]
         text = prompts.render("generator/session", name=persona.name.split()[0], bio=bios[pid],
-                              people=[{"name": e.name, "relation": e.relation} for e in persona.entities],
+                              facts=_facts(catalog, persona), people=_people(catalog, persona),
                               turns=specs, avoid_always=[p.strip() for p in EXPLICIT_CHANGE])
         item = f"{pid}/session-{session:04d}"
         jobs.append(Job(item, "session", _request(seed, item, text, session_model(len(group)),
                                                   _SessionCheck(forbidden)), group))
     return jobs
+
+
+def _facts(catalog: Catalog, persona: Persona) -> dict[str, object]:
+    city = str(persona.profile.get("city", ""))
+    return {"age": persona.profile.get("age"), "occupation": persona.profile.get("occupation"), "city": city,
+            "currency": catalog.currencies.get(city, "").strip()}
+
+
+def _people(catalog: Catalog, persona: Persona) -> list[dict[str, str]]:
+    """The people a persona knows, with pronouns where the relation or the catalog records a gender."""
+    out = []
+    for e in persona.entities:
+        words = set(e.relation.replace("-", " ").split())
+        gender = ("f" if words & FEMALE_RELATIONS else "m" if words & MALE_RELATIONS
+                  else catalog.genders.get(e.name, ""))
+        out.append({"name": e.name, "relation": e.relation,
+                    "pronouns": {"f": "she/her", "m": "he/him"}.get(gender, "")})
+    return out
 
 
 def question_jobs(seed: int, catalog: Catalog, personas: list[Persona], qa: list[QAItem]) -> list[Job]:

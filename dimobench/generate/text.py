@@ -3,6 +3,11 @@
 The renderer never decides what is true; it only writes the text for a spec the plan made. It keeps a
 shuffle bag per template pool so a persona cycles through every template before repeating one, and a set of
 used user texts so a long dialogue does not repeat itself.
+
+Catalogs with ``text_rules: "v3"`` also get composed turns (:meth:`Renderer.render_act`: an optional lead, one
+of an act's contexts, one of its asks) and typed slots filled from the persona's record: ``{price}`` in the
+currency of the persona's city, ``{clock}`` inside the hours ``{time_of_day}`` names, the pronouns of
+``{friend}`` from the catalog's recorded gender. Older catalogs keep their exact bytes.
 """
 
 from __future__ import annotations
@@ -10,11 +15,22 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
-from dimobench.catalog import Catalog, Exchange
+from dimobench.catalog import Act, Catalog, Exchange
 from dimobench.suite.schema import Persona
 
 _OPENERS = ("Quick one:", "Okay, next thing:", "Random question:", "Hey again.", "One more thing:",
             "Morning!", "Update:", "So,", "Hi!", "Different topic:", "Small thing:", "Hello again,")
+
+
+HOURS: dict[str, tuple[int, int]] = {
+    "morning": (7, 10), "mid-morning": (10, 11), "lunchtime": (12, 13), "early afternoon": (13, 14),
+    "afternoon": (13, 16), "late afternoon": (16, 17), "early evening": (17, 18), "evening": (18, 20),
+    "late evening": (21, 22),
+}
+"""The hours (first, last) a ``{time_of_day}`` word covers; a v3 ``{clock}`` is drawn inside them."""
+LEAD_SHARE = 1 / 3
+"""Share of composed turns that open with one of the catalog's leads."""
+_PRONOUNS = {"f": {"he": "she", "them": "her", "their": "her"}, "m": {"he": "he", "them": "him", "their": "his"}}
 
 
 class Renderer:
@@ -29,12 +45,7 @@ class Renderer:
         self.used_user: set[str] = set()
 
     def _draw(self, key: str, pool: list[Exchange]) -> Exchange:
-        bag = self._bags.get(key)
-        if not bag:
-            bag = list(range(len(pool)))
-            self.rng.shuffle(bag)
-            self._bags[key] = bag
-        return pool[bag.pop()]
+        return pool[self._draw_index(key, len(pool))]
 
     def _slots(self, extra: dict[str, str]) -> dict[str, str]:
         s = self.catalog.slots
@@ -44,8 +55,21 @@ class Renderer:
             "city": self.home_city or self.rng.choice(self.catalog.cities),
             **{k: self.rng.choice(v) for k, v in s.items()},
         }
+        if self.catalog.text_rules == "v3":
+            values.update(self._typed(values))
         values.update(extra)
         return values
+
+    def _typed(self, values: dict[str, str]) -> dict[str, str]:
+        first, last = HOURS.get(values.get("time_of_day", ""), (9, 17))
+        hour = self.rng.randint(first, last)
+        typed = {"clock": f"{hour}:{self.rng.choice(('00', '15', '30', '45'))}"}
+        currency = self.catalog.currencies.get(self.home_city or values["city"], "")
+        scale = self.catalog.price_scale.get(currency.strip(), 1)
+        typed["price"] = f"{currency}{_amount(values.get('price', '0'), scale)}"
+        pronouns = _PRONOUNS.get(self.catalog.genders.get(values["friend"], ""), {})
+        typed.update({f"friend_{k}": v for k, v in pronouns.items()})
+        return typed
 
     def render(self, key: str, pool: list[Exchange], **extra: str) -> tuple[str, str]:
         """Render one exchange from ``pool``; retries so the user text is new for this persona."""
@@ -56,14 +80,60 @@ class Renderer:
             if user not in self.used_user:
                 break
         else:
-            user = f"{self.rng.choice(_OPENERS)} {user[0].lower()}{user[1:]}" if user[:1].isupper() else user
+            user = self._reopen(user) if self.catalog.text_rules == "v3" else (
+                f"{self.rng.choice(_OPENERS)} {user[0].lower()}{user[1:]}" if user[:1].isupper() else user)
         self.used_user.add(user)
         return user, _fill(ex.assistant, values)
+
+
+    def render_act(self, key: str, acts: list[Act], parts: dict[str, list[str]] | None = None,
+                   leads: list[str] | None = None, **extra: str) -> tuple[str, str]:
+        """Compose one turn from ``acts``: maybe a lead, one act's context, then one of its asks; the reply is
+        the ask's. ``parts`` fill the state's own slots; ``leads``, when given, are the only openers and one is
+        always used. Retries so the user text is new for this persona."""
+        for _ in range(12):
+            act = acts[self._draw_index(key, len(acts))]
+            context, ask = self.rng.choice(act.context), self.rng.choice(act.asks)
+            if leads:
+                lead = self.rng.choice(leads)
+            else:
+                lead = (self.rng.choice(self.catalog.leads)
+                        if self.catalog.leads and self.rng.random() < LEAD_SHARE else "")
+            values = self._slots({**{k: self.rng.choice(v) for k, v in (parts or {}).items()}, **extra})
+            user = " ".join(p for p in (lead, _fill(context, values), _fill(ask.user, values)) if p)
+            if user not in self.used_user:
+                break
+        else:
+            user = self._reopen(user)
+        self.used_user.add(user)
+        return user, _fill(ask.assistant, values)
+
+    def _reopen(self, user: str) -> str:
+        """A user text already said, made new with one of the catalog's leads (they end a sentence and carry no
+        time of day, unlike the older openers)."""
+        return f"{self.rng.choice(self.catalog.leads or list(_OPENERS))} {user}"
+
+    def _draw_index(self, key: str, size: int) -> int:
+        bag = self._bags.get(key)
+        if not bag:
+            bag = list(range(size))
+            self.rng.shuffle(bag)
+            self._bags[key] = bag
+        return bag.pop()
 
 
 def home_city(persona: Persona) -> str | None:
     """The persona's own city (what ``{city}`` means under the validity rules)."""
     return str(persona.profile.get("city") or "") or None
+
+
+def _amount(base: str, scale: int) -> str:
+    """``base`` units times ``scale``, rounded to two significant figures and written with thousands commas."""
+    value = float(base) * scale
+    if value >= 100:
+        digits = len(str(int(value))) - 2
+        value = round(value / 10**digits) * 10**digits
+    return f"{value:,.0f}" if value == int(value) else f"{value:,.2f}"
 
 
 def _fill(template: str, values: dict[str, str]) -> str:

@@ -86,7 +86,9 @@ def test_temporal_questions_come_only_after_a_traits_first_change(suite):
         assert change is not None and plan.last_change(q.trait_id, change.change_point_turn) is None
 
 
-def test_the_audit_finds_no_flag_and_no_lint(suite):
+def test_the_audit_finds_no_flag_and_none_of_the_lints_catalog_v2_was_written_against(suite):
     report = audit_suite(Path(suite.path))
     assert report.flags is not None and sum(report.flags.values()) == 0, report.flags
-    assert not any(report.lints.values()), report.lints
+    # The later lints (time clashes, conversions, decoys inside the span) find catalog-v2's known text errors,
+    # which catalog-v3 fixes (tests/generate/test_catalog_v3.py asserts none there).
+    assert not report.lints["unfilled_slot"] and not report.lints["foreign_home_city"], report.lints

@@ -5,7 +5,8 @@ Three kinds (DESIGN.md section 3):
 - ``entity``: a named person the user knows showing a state the user is *not* in now (before a change point
   often the upcoming state, which baits premature correction; after it often the old one, which baits
   old-memory pull);
-- ``decoy``: the user recalling their own distant past in a state they are not in now.
+- ``decoy``: the user recalling their own distant past in a state they are not in now (catalog v3: a state
+  they never hold in the suite's span, so the recollection cannot contradict the timeline).
 Stable traits get their share, so ``stability`` questions always follow confounders that suggest a change.
 """
 
@@ -84,7 +85,16 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
         return user, assistant, Annotation(kind="chatter", trait_id=trait_id)
     now = plan.state_at(trait_id, t)
     others = [s for s in entry.states if s.state_id != now]
-    if kind == "decoy":
+    if kind == "decoy" and catalog.text_rules == "v3":
+        # "Years ago I ..." must not name a state the user holds inside the suite's span (the timeline would
+        # contradict it); where every state is held, the turn stays a filler.
+        held = {tr.initial_state for tr in plan.persona.traits if tr.trait_id == trait_id}
+        held |= {d.to_state for d in plan.schedule.drifts if d.trait_id == trait_id}
+        never = [s for s in entry.states if s.state_id not in held]
+        if not never:
+            return None
+        shown = rng.choice(never)
+    elif kind == "decoy":
         change = plan.last_change(trait_id, t)
         # A drifted trait's decoy recalls the state it left; a stable trait's recalls a distant past.
         shown = next(s for s in entry.states if s.state_id == change.from_state) if change else rng.choice(others)

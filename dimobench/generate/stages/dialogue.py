@@ -3,7 +3,10 @@
 Cue turns show one trait's state through behaviour. During a transition the share of cues showing the new
 state ramps linearly from 10% to 90% while the latent state is still the old one; post_change cues all show the
 new state; maintenance has fewer cues. The drifting trait gets four times the cue weight of the others while
-its drift is active (ACTIVE_DRIFT_WEIGHT), so the change is visible without drowning the stable traits.
+its drift is active (ACTIVE_DRIFT_WEIGHT), so the change is visible without drowning the stable traits. A
+state written as composed ``acts`` (catalog v3) is shown by composed turns, and a catalog with
+``filler_acts`` composes most of its fillers too; the first :data:`TRIAL_CUES` cues of a drift's new state
+open as a first try (``trial_leads``), so the change begins hesitantly.
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ CONFIG_FIELDS = ("seed", "turns", "cue_rate", "maintenance_cue_rate", "generator
 """Config fields that change this stage's output (its fingerprint covers them and its upstream)."""
 
 ACTIVE_DRIFT_WEIGHT = 4.0
+COMPOSED_FILLER_SHARE = 0.7
+"""Share of fillers composed from ``filler_acts`` where the catalog has them (the fixed ones repeat across seeds)."""
+TRIAL_CUES = 2
+"""The first cues of a drift's new state open with one of the catalog's ``trial_leads`` (catalog v3)."""
 FORCED_EVERY = 5
 """While a drift is active every fifth turn is a cue of its trait, so short transitions are never empty."""
 
@@ -57,21 +64,38 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
                             {persona.name.split()[0], *(e.name for e in persona.entities)},
                             home_city(persona) if cfg.qa_rules == "valid" else None)
         clock = Clock(prng)
+        tried: dict[str, int] = {}
         for t in range(1, cfg.turns + 1):
             session, ts = clock.tick()
             spec = _spec(cfg, plan, t, prng)
             if spec is None:
-                user, assistant = renderer.render("filler", inputs.catalog.filler)
+                user, assistant = _filler(inputs.catalog, renderer, prng)
                 ann = Annotation(kind="filler")
             else:
                 trait_id, state_id = spec
                 state = next(s for s in inputs.catalog.trait(trait_id).states if s.state_id == state_id)
-                user, assistant = renderer.render(f"cue:{trait_id}:{state_id}", state.cues)
+                key = f"cue:{trait_id}:{state_id}"
+                drift = plan.active_drift(t)
+                trial = (drift is not None and drift.trait_id == trait_id and drift.to_state == state_id
+                         and t <= drift.change_point_turn and tried.get(drift.drift_id, 0) < TRIAL_CUES
+                         and bool(inputs.catalog.trial_leads) and bool(state.acts))
+                if trial and drift is not None:
+                    tried[drift.drift_id] = tried.get(drift.drift_id, 0) + 1
+                user, assistant = (renderer.render_act(key, state.acts, state.parts,
+                                                       inputs.catalog.trial_leads if trial else None)
+                                   if state.acts else renderer.render(key, state.cues))
                 ann = Annotation(kind="cue", trait_id=trait_id, state_id=state_id)
             turns.append(Turn(persona_id=persona.persona_id, turn=t, session=session, timestamp=ts, user=user,
                               assistant=assistant, annotation=ann))
         used[persona.persona_id] = sorted(renderer.used_user)
     return Output(turns=turns, used_user=used)
+
+
+def _filler(catalog: Catalog, renderer: Renderer, rng: random.Random) -> tuple[str, str]:
+    """A fixed filler, or where the catalog has composed fillers, a composed one for :data:`COMPOSED_FILLER_SHARE`."""
+    if catalog.filler_acts and rng.random() < COMPOSED_FILLER_SHARE:
+        return renderer.render_act("filler_act", catalog.filler_acts)
+    return renderer.render("filler", catalog.filler)
 
 
 def _spec(cfg: GenerateConfig, plan: LatentPlan, t: int, rng: random.Random) -> tuple[str, str] | None:

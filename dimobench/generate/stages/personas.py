@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 from pydantic import BaseModel
 
-from dimobench.catalog import Catalog
+from dimobench.catalog import FEMALE_RELATIONS, MALE_RELATIONS, Catalog
 from dimobench.generate.config import GenerateConfig
 from dimobench.suite.schema import Entity, Persona, State, Trait
 
@@ -17,8 +18,9 @@ WRITES = ("personas.jsonl",)
 CONFIG_FIELDS = ("seed", "personas", "traits")
 """Config fields that change this stage's output (its fingerprint covers them and its upstream)."""
 
-GENDERED = frozenset("""brother sister mum mom dad father mother uncle aunt grandfather grandmother grandma grandpa
-son daughter husband wife niece nephew stepbrother stepsister boyfriend girlfriend""".split())
+GENDERED = FEMALE_RELATIONS | MALE_RELATIONS
+STUDENT_AGES = (22, 29)
+"""Ages of a persona whose occupation is tagged ``student`` (catalogs with ``text_rules`` v3)."""
 
 
 class Output(BaseModel):
@@ -35,6 +37,7 @@ def run(cfg: GenerateConfig, inputs: Catalog, rng: random.Random) -> Output:
     used_first: set[str] = set()
     # Names carry no gender in the catalog, so gendered relations ("my sister Tom") are left out.
     neutral = [r for r in catalog.relations if not set(r.replace("-", " ").split()) & GENDERED]
+    v3 = catalog.text_rules == "v3"
     personas = []
     for i in range(cfg.personas):
         first = _take(first_names, used_first)
@@ -47,22 +50,55 @@ def run(cfg: GenerateConfig, inputs: Catalog, rng: random.Random) -> Output:
                 states=[State(state_id=s.state_id, description=s.description) for s in entry.states],
                 initial_state=rng.choice(entry.states).state_id,
             ))
-        relations = rng.sample(neutral, rng.randint(3, 5))
-        entities = [Entity(entity_id=f"e{j + 1}", name=_take(first_names, used_first), relation=rel)
-                    for j, rel in enumerate(relations)]
-        profile: dict[str, object] = {
-            "age": rng.randint(22, 68),
-            "occupation": rng.choice(catalog.occupations),
-            "city": rng.choice(catalog.cities),
-        }
+        if v3:
+            entities = _gendered_entities(catalog, rng, first_names, used_first)
+            profile = _fitting_profile(catalog, rng, traits)
+        else:
+            relations = rng.sample(neutral, rng.randint(3, 5))
+            entities = [Entity(entity_id=f"e{j + 1}", name=_take(first_names, used_first), relation=rel)
+                        for j, rel in enumerate(relations)]
+            profile = {
+                "age": rng.randint(22, 68),
+                "occupation": rng.choice(catalog.occupations),
+                "city": rng.choice(catalog.cities),
+            }
         personas.append(Persona(persona_id=f"p{i + 1:02d}", name=f"{first} {last_names[i]}", profile=profile,
                                 traits=traits, entities=entities))
     return Output(personas=personas)
 
 
-def _take(pool: list[str], used: set[str]) -> str:
+def _gendered_entities(catalog: Catalog, rng: random.Random, pool: list[str], used: set[str]) -> list[Entity]:
+    """3-5 people the persona knows; a gendered relation ("my sister") gets a name of that gender."""
+    relations = rng.sample(catalog.relations, rng.randint(3, 5))
+    entities = []
+    for j, rel in enumerate(relations):
+        words = set(rel.replace("-", " ").split())
+        gender = "f" if words & FEMALE_RELATIONS else "m" if words & MALE_RELATIONS else None
+        name = _take(pool, used, _of_gender(catalog, gender))
+        entities.append(Entity(entity_id=f"e{j + 1}", name=name, relation=rel))
+    return entities
+
+
+def _of_gender(catalog: Catalog, gender: str | None) -> Callable[[str], bool]:
+    return lambda name: gender is None or catalog.genders.get(name) == gender
+
+
+def _fitting_profile(catalog: Catalog, rng: random.Random, traits: list[Trait]) -> dict[str, object]:
+    """Age, occupation and city such that the occupation's tags hold every tag the traits require, and a
+    student's age is a student's (the compatibility table: ``occupation_tags`` x ``TraitEntry.requires``)."""
+    needed = {tag for tr in traits for tag in catalog.trait(tr.trait_id).requires}
+    fits = [o for o in catalog.occupations if needed <= set(catalog.occupation_tags.get(o, ()))]
+    if not fits:
+        raise ValueError(f"no occupation in the catalog has the tags {sorted(needed)}")
+    occupation = rng.choice(fits)
+    student = "student" in catalog.occupation_tags.get(occupation, ())
+    age = rng.randint(*STUDENT_AGES) if student else rng.randint(22, 68)
+    return {"age": age, "occupation": occupation, "city": rng.choice(catalog.cities)}
+
+
+def _take(pool: list[str], used: set[str], ok: Callable[[str], bool] = lambda _: True) -> str:
     for name in pool:
-        if name not in used:
+        if name not in used and ok(name):
             used.add(name)
             return name
     raise ValueError("the catalog has too few first names for this many personas")

@@ -1,0 +1,184 @@
+"""Text lints: errors a reader notices in a generated dialogue, each with the turns (``persona:turn``) or items
+(``qa_id``) it was found at. ``dimobench audit`` gates on their total (none allowed).
+
+- ``unfilled_slot``: a ``{slot}`` left in any text;
+- ``foreign_home_city``: the user calls a catalog city other than their own home;
+- ``city_mismatch``: the user names a catalog city other than their own as where they are ("a cafe near me in
+  Lyon", "the gym here in Oslo", "our local market in Pune");
+- ``pronoun_clash``: a person of known gender (the catalog's ``genders``, or a relation such as "sister") is
+  followed in the same sentence by a pronoun of the other gender ("Omar just moved into her new place");
+- ``time_clash``: a clock time outside the hours its time-of-day word names ("sunrise hike at 19:30");
+- ``money_without_currency``: an amount after a money word with no currency ("I've got 12 in my savings");
+- ``number_reply_mismatch``: the user asks about N of a unit and the reply converts a different number of it
+  ("Convert 4 miles" answered "... so 5 miles is about 8 kilometres");
+- ``profile_conflict``: the persona holds a trait its occupation does not fit (``TraitEntry.requires``), or a
+  student's age or words of study for a persona who is not a student;
+- ``decoy_timeline``: a "long ago" decoy recalls a state the persona holds inside the suite's span.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dimobench.catalog import FEMALE_RELATIONS, MALE_RELATIONS, Catalog, suite_catalog
+from dimobench.suite.load import Suite
+
+_SLOT = re.compile(r"\{[a-z_0-9]+\}")
+_HOME = ("here in ", "i live in ", "back home in ", "living in ", "home in ")
+_SENTENCE = re.compile(r"[^.!?]+[.!?]?")
+_PRONOUN = re.compile(r"\b(he|him|his|himself|she|her|hers|herself)\b")
+_PRONOUN_GENDER = {"he": "m", "him": "m", "his": "m", "himself": "m", "she": "f", "her": "f", "hers": "f",
+                   "herself": "f"}
+_CLOCK = re.compile(r"\b([01]?\d|2[0-3])[:.]([0-5]\d)\b")
+_HOURS = (("sunrise", 4, 9), ("dawn", 4, 8), ("breakfast", 5, 11), ("morning", 5, 11), ("lunchtime", 11, 14),
+          ("afternoon", 12, 18), ("sunset", 16, 22), ("dusk", 16, 22), ("evening", 17, 23), ("dinner", 17, 23),
+          ("midnight", 22, 2))
+_MONEY = re.compile(r"\b(?:spent|spend|costs?|paid|pay|saved|save|budget of|owe|owed|earn|earned|priced at|"
+                    r"worth|charge[ds]?|fee of|rent is|rent of)\s+(?:about |around |nearly |over |under |only "
+                    r")?(\d+(?:[.,]\d+)?)\b(?!\s*(?:%|(?:percent|per ?cent|minutes?|hours?|days?|weeks?|months?|"
+                    r"years?|times|people|kg|km|miles?|pages?|books?|steps|reps|points|items?|of|am|pm|x|dollars?|euros?|"
+                    r"pounds?|quid|bucks|rupees?|yen|francs?|kron[aeo]r?)\b))"
+                    r"|(?<![£$€¥₹\w])(\d+(?:[.,]\d+)?) in (?:my |the )?(?:\w+ )?(?:savings|account|bank|wallet|pot)\b")
+_UNIT_NUMBER = re.compile(r"\b(\d+(?:\.\d+)?)\s*(miles?|km|kilometres?|kilograms?|kg|pounds?|lbs?|cups?|ounces?|"
+                          r"oz|litres?|liters?|gallons?|feet|foot|metres?|meters?|inches|celsius|fahrenheit)\b")
+_CONVERTED = re.compile(_UNIT_NUMBER.pattern + r"\s+(?:is|are|equals|makes|comes to|works out)")
+_LOCAL = re.compile(r"\b(?:near me|nearby|near here|local|here in|round here|around here|in town|my area|"
+                    r"my neighbourhood|my neighborhood|i live|our)\b")
+_STUDY = re.compile(r"\b(lectures?|seminars?|my essay|this essay|dissertation|my thesis|coursework|my professor|"
+                    r"my tutor|campus|term paper)\b")
+STUDENT_MAX_AGE = 35
+_SAME_UNIT = {"mile": "mile", "miles": "mile", "km": "km", "kilometre": "km", "kilometres": "km", "kg": "kg",
+              "kilogram": "kg", "kilograms": "kg", "pound": "lb", "pounds": "lb", "lb": "lb", "lbs": "lb"}
+
+KINDS = ("unfilled_slot", "foreign_home_city", "city_mismatch", "pronoun_clash", "time_clash",
+         "money_without_currency", "number_reply_mismatch", "profile_conflict", "decoy_timeline")
+
+
+def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
+    """``kind -> locations`` of every lint of the module docstring (every kind present, maybe empty)."""
+    catalog = catalog or suite_catalog(suite.manifest.config)
+    out: dict[str, list[str]] = {k: [] for k in KINDS}
+    personas = {p.persona_id: p for p in suite.personas}
+    cities = sorted((c.lower() for c in catalog.cities), key=len, reverse=True)
+    city_re = re.compile(r"\b(" + "|".join(re.escape(c) for c in cities) + r")\b") if cities else None
+    genders = _known_genders(suite, catalog)
+    held = _held_states(suite)
+    for t in suite.dialogues:
+        where = f"{t.persona_id}:{t.turn}"
+        persona = personas.get(t.persona_id)
+        home = str(persona.profile.get("city", "")).lower() if persona else ""
+        said = t.user.lower()
+        if _SLOT.search(t.user) or _SLOT.search(t.assistant):
+            out["unfilled_slot"].append(where)
+        for lead in _HOME:
+            i = said.find(lead)
+            if i >= 0 and any(said.startswith(c, i + len(lead)) and c != home for c in cities):
+                out["foreign_home_city"].append(where)
+                break
+        if city_re is not None and any(_LOCAL.search(sentence) and any(m.group(1) != home
+                                                                       for m in city_re.finditer(sentence))
+                                       for sentence in _SENTENCE.findall(said)):
+            out["city_mismatch"].append(where)
+        if _pronoun_clash(t.user, genders.get(t.persona_id, {})):
+            out["pronoun_clash"].append(where)
+        if _time_clash(said):
+            out["time_clash"].append(where)
+        if _MONEY.search(said):
+            out["money_without_currency"].append(where)
+        if _number_mismatch(said, t.assistant.lower()):
+            out["number_reply_mismatch"].append(where)
+        if persona and _STUDY.search(said) and not _is_student(catalog, str(persona.profile.get("occupation", ""))):
+            out["profile_conflict"].append(where)
+        a = t.annotation
+        if a and a.kind == "decoy" and a.trait_id and a.state_id in held.get((t.persona_id, a.trait_id), ()):
+            out["decoy_timeline"].append(where)
+    for p in suite.personas:
+        occupation = str(p.profile.get("occupation", ""))
+        tags = set(catalog.occupation_tags.get(occupation, ()))
+        known = _trait_ids(catalog)
+        needs = {tag for tr in p.traits if tr.trait_id in known for tag in catalog.trait(tr.trait_id).requires}
+        age = p.profile.get("age")
+        student_too_old = _is_student(catalog, occupation) and isinstance(age, int) and age > STUDENT_MAX_AGE
+        if (needs - tags) or student_too_old:
+            out["profile_conflict"].append(p.persona_id)
+    for q in suite.qa:
+        if _SLOT.search(q.question) or any(_SLOT.search(o) for o in q.options):
+            out["unfilled_slot"].append(q.qa_id)
+    return out
+
+
+def _trait_ids(catalog: Catalog) -> set[str]:
+    return {tr.trait_id for tp in catalog.topics for tr in tp.traits}
+
+
+def _is_student(catalog: Catalog, occupation: str) -> bool:
+    return "student" in catalog.occupation_tags.get(occupation, ()) or "student" in occupation.lower()
+
+
+def _known_genders(suite: Suite, catalog: Catalog) -> dict[str, dict[str, str]]:
+    """Per persona: lower-cased first name -> gender, from the catalog's genders and gendered relations."""
+    base = {n.lower(): g for n, g in catalog.genders.items()}
+    out: dict[str, dict[str, str]] = {}
+    for p in suite.personas:
+        mine = dict(base)
+        for e in p.entities:
+            words = set(e.relation.lower().replace("-", " ").split())
+            if words & FEMALE_RELATIONS:
+                mine[e.name.lower()] = "f"
+            elif words & MALE_RELATIONS:
+                mine[e.name.lower()] = "m"
+        out[p.persona_id] = mine
+    return out
+
+
+def _pronoun_clash(text: str, genders: dict[str, str]) -> bool:
+    if not genders:
+        return False
+    for sentence in _SENTENCE.findall(text):
+        low = sentence.lower()
+        # "Meera's brother ... he": a pronoun after a possessive names the possessed, so possessives are skipped
+        named = [(m.start(), genders[m.group(0)]) for m in re.finditer(r"[a-z]+(?!'s)\b", low)
+                 if m.group(0) in genders and sentence[m.start()].isupper()]
+        if len({g for _, g in named}) != 1:
+            continue  # no one, or people of both genders: the pronoun may be either's
+        start, gender = named[0]
+        pronoun = _PRONOUN.search(low, start)
+        if pronoun and _PRONOUN_GENDER[pronoun.group(1)] != gender:
+            return True
+    return False
+
+
+def _time_clash(said: str) -> bool:
+    clocks = _CLOCK.findall(said)
+    if len(clocks) != 1 or re.search(r"\b(?:am|pm|a\.m\.|p\.m\.)\b", said):
+        return False
+    hour = int(clocks[0][0])
+    for word, first, last in _HOURS:
+        if re.search(rf"\b{word}\b", said):
+            def inside(h: int, first: int = first, last: int = last) -> bool:
+                return first <= h <= last if first <= last else (h >= first or h <= last)
+            # "this evening at 7:30" is a twelve-hour clock, so 7 may mean 19
+            if not inside(hour) and not (hour <= 12 and inside(hour + 12)):
+                return True
+    return False
+
+
+def _number_mismatch(user: str, reply: str) -> bool:
+    asked = {(_SAME_UNIT.get(u, u), n) for n, u in _UNIT_NUMBER.findall(user)}
+    if len(asked) != 1:
+        return False
+    (unit, number), = asked
+    converted = {n for n, u in _CONVERTED.findall(reply) if _SAME_UNIT.get(u, u) == unit}
+    return bool(converted) and number not in converted
+
+
+def _held_states(suite: Suite) -> dict[tuple[str, str], set[str]]:
+    """(persona, trait) -> every state the persona holds in the suite's span: the initial one and each drift's."""
+    held: dict[tuple[str, str], set[str]] = {}
+    for p in suite.personas:
+        for tr in p.traits:
+            held.setdefault((p.persona_id, tr.trait_id), set()).add(tr.initial_state)
+    for s in suite.schedules:
+        for d in s.drifts:
+            held.setdefault((s.persona_id, d.trait_id), set()).add(d.to_state)
+    return held

@@ -1,0 +1,121 @@
+"""The rules a catalog must keep to generate readable, implicit dialogues (docs/catalog.md): slots, explicit
+change phrases, duplicates, and the validity rules' wording (``word_problems``)."""
+
+from __future__ import annotations
+
+import re
+
+from dimobench.catalog import (
+    CONFOUNDER_SLOTS,
+    EXPLICIT_CHANGE,
+    SLOTS,
+    TYPED_SLOTS,
+    Catalog,
+    Exchange,
+    TopicEntry,
+    content_words,
+    slot_names,
+    stemmed_words,
+)
+
+
+def check_topic(tp: TopicEntry) -> list[str]:
+    """Return every rule one topic file breaks."""
+    problems: list[str] = []
+    for ex in tp.chatter:
+        problems += _bad_slots(f"{tp.topic_id} chatter", ex, SLOTS)
+    for tr in tp.traits:
+        where = f"{tp.topic_id}/{tr.trait_id}"
+        state_words = set().union(*(content_words(s.description) for s in tr.states))
+        for q in tr.current_questions + tr.inference_questions + tr.past_questions + [tr.label]:
+            leaked = content_words(q) & state_words
+            if leaked:
+                problems.append(f"{where}: question {q!r} uses state words {sorted(leaked)}")
+            if slot_names(q) - {"name"}:
+                problems.append(f"{where}: question {q!r} may only use the {{name}} slot")
+        for st in tr.states:
+            allowed = SLOTS | TYPED_SLOTS | frozenset(st.parts)
+            for ex in st.cues:
+                problems += _bad_slots(f"{where}/{st.state_id} cue", ex, SLOTS)
+            for act in st.acts:
+                for ex in act.asks:
+                    problems += _bad_slots(f"{where}/{st.state_id} act", ex, allowed)
+                problems += [f"{where}/{st.state_id} act: unknown slots {sorted(slot_names(c) - allowed)} in {c!r}"
+                             for c in act.context if slot_names(c) - allowed]
+            for said in st.cue_texts():
+                low = f" {said.lower()} "
+                if st.state_id.replace("_", " ").lower() in low:
+                    problems.append(f"{where}/{st.state_id}: cue {said!r} names its state")
+                explicit = [w for w in EXPLICIT_CHANGE if w in low]
+                if explicit:
+                    problems.append(f"{where}/{st.state_id}: cue {said!r} states a change {explicit}")
+            if len({ex.user for ex in st.cues}) < len(st.cues):
+                problems.append(f"{where}/{st.state_id}: duplicate cue user texts")
+            options = st.answers + st.recommendations
+            if len({o.lower() for o in options}) < len(options):
+                problems.append(f"{where}/{st.state_id}: duplicate option texts")
+    return problems
+
+
+def check_catalog(cat: Catalog) -> list[str]:
+    """Return every rule the catalog breaks (empty when it is fit to generate from)."""
+    problems: list[str] = []
+    for tp in cat.topics:
+        problems += check_topic(tp)
+    for kind, items, extra in (("filler", cat.filler, frozenset()), ("entity", cat.entity, CONFOUNDER_SLOTS),
+                               ("decoy", cat.decoy, CONFOUNDER_SLOTS)):
+        for ex in items:
+            problems += _bad_slots(kind, ex, SLOTS | extra)
+    for act in cat.filler_acts:
+        for ex in act.asks:
+            problems += _bad_slots("filler act", ex, SLOTS | TYPED_SLOTS)
+        problems += [f"filler act: unknown slots in {c!r}" for c in act.context if slot_names(c) - SLOTS - TYPED_SLOTS]
+    if cat.text_rules == "v3":
+        problems += [f"names: first name {n!r} has no recorded gender" for n in cat.first_names if n not in cat.genders]
+        problems += [f"names: city {c!r} has no currency" for c in cat.cities if c not in cat.currencies]
+        problems += [f"names: occupation {o!r} has no tags" for o in cat.occupations if o not in cat.occupation_tags]
+    for lead in cat.leads + cat.trial_leads:
+        said = f" {lead.lower()} "
+        if slot_names(lead) or lead[-1:] not in ".!:" or any(w in said for w in EXPLICIT_CHANGE):
+            problems.append(f"templates: lead {lead!r} has a slot, a change phrase or no closing . ! :")
+    return problems
+
+
+def _bad_slots(where: str, ex: Exchange, allowed: frozenset[str]) -> list[str]:
+    unknown = (slot_names(ex.user) | slot_names(ex.assistant)) - allowed
+    return [f"{where}: unknown slots {sorted(unknown)} in {ex.user!r}"] if unknown else []
+
+
+def _words(text: str) -> set[str]:
+    return set(stemmed_words(re.sub(r"\{[^}]*\}", " ", text)))
+
+
+def word_problems(topic: TopicEntry, with_cues: bool = False) -> list[str]:
+    """The validity rules' wording problems of one topic: fewer than four states, an option sharing a stemmed
+    content word with its own state's cue texts or parts, and (always for composed acts, for fixed cues with
+    ``with_cues``) a cue text or part sharing one with its state's description."""
+    out: list[str] = []
+    for trait in topic.traits:
+        if len(trait.states) < 4:
+            out.append(f"{trait.trait_id}: {len(trait.states)} states (needs 4)")
+        for state in trait.states:
+            cue_words: set[str] = set()
+            for text in state.cue_texts():
+                cue_words |= _words(text)
+            for values in state.parts.values():
+                for value in values:
+                    cue_words |= _words(value)
+            for pool in ("answers", "recommendations"):
+                for text in getattr(state, pool):
+                    shared = _words(text) & cue_words
+                    if shared:
+                        out.append(f"{trait.trait_id}/{state.state_id} {pool} {text!r} shares "
+                                   f"{sorted(shared)} with its cues")
+            desc = _words(state.description)
+            if with_cues or state.acts:
+                for text in state.cue_texts() + [v for vs in state.parts.values() for v in vs]:
+                    shared = _words(text) & desc
+                    if shared:
+                        out.append(f"{trait.trait_id}/{state.state_id} cue {text!r} shares "
+                                   f"{sorted(shared)} with the description")
+    return out

@@ -1,0 +1,122 @@
+"""Each text lint fires on a turn planted with its error, and stays quiet on the same suite without it."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from dimobench.audit.lints import KINDS, lints
+from dimobench.catalog import Catalog, load_catalog
+from dimobench.suite.load import Suite, load_suite
+from dimobench.suite.schema import Annotation, Entity
+
+
+@pytest.fixture(scope="module")
+def suite(small_suite) -> Suite:
+    return load_suite(small_suite)
+
+
+def _catalog() -> Catalog:
+    """The packaged catalog with a few recorded genders, occupation tags and a trait requirement, as v3 has."""
+    cat = load_catalog()
+    first = cat.topics[0].traits[0]
+    topics = [cat.topics[0].model_copy(update={"traits": [first.model_copy(update={"requires": ["desk"]}),
+                                                          *cat.topics[0].traits[1:]]}), *cat.topics[1:]]
+    return cat.model_copy(update={"topics": topics, "genders": {"Omar": "m", "Lena": "f"},
+                                  "occupation_tags": {"plumber": ["on_site"], "translator": ["desk"],
+                                                      "graduate student": ["student", "desk"]}})
+
+
+def _plant(suite: Suite, user: str, assistant: str = "Sure.", kind: str = "filler", **ann: str) -> Suite:
+    """The suite with its first persona's tenth turn replaced."""
+    turns = list(suite.dialogues)
+    i = next(i for i, t in enumerate(turns) if t.persona_id == suite.personas[0].persona_id and t.turn == 10)
+    turns[i] = turns[i].model_copy(update={"user": user, "assistant": assistant,
+                                           "annotation": Annotation(kind=kind, **ann)})  # type: ignore[arg-type]
+    return dataclasses.replace(suite, dialogues=turns)
+
+
+def _with_profile(suite: Suite, **profile: object) -> Suite:
+    first = suite.personas[0]
+    p = first.model_copy(update={"profile": {**first.profile, **profile}})
+    return dataclasses.replace(suite, personas=[p, *suite.personas[1:]])
+
+
+def _found(suite: Suite, catalog: Catalog) -> dict[str, int]:
+    return {k: len(v) for k, v in lints(suite, catalog).items()}
+
+
+def _home(suite: Suite) -> str:
+    return str(suite.personas[0].profile["city"])
+
+
+def _other_city(suite: Suite, catalog: Catalog) -> str:
+    return next(c for c in catalog.cities if c != _home(suite))
+
+
+def test_every_kind_is_reported(suite):
+    assert set(_found(suite, _catalog())) == set(KINDS)
+
+
+@pytest.mark.parametrize("kind", ["unfilled_slot", "city_mismatch", "foreign_home_city", "pronoun_clash",
+                                  "time_clash", "money_without_currency", "number_reply_mismatch",
+                                  "profile_conflict"])
+def test_a_planted_text_error_fires_its_lint_and_a_clean_twin_does_not(suite, kind):
+    cat = _catalog()
+    city, other = _home(suite), _other_city(suite, cat)
+    bad, good = {
+        "unfilled_slot": ("Ask {friend} about it.", "Ask Dana about it."),
+        "city_mismatch": (f"Any good bakery near me in {other}?", f"Any good bakery near me in {city}?"),
+        "foreign_home_city": (f"Here in {other} the buses are late.", f"Here in {city} the buses are late."),
+        "pronoun_clash": ("Omar just moved into her new flat.", "Omar just moved into his new flat."),
+        "time_clash": ("Booked a sunrise hike at 19:30 on Saturday.", "Booked a sunrise hike at 5:30 on Saturday."),
+        "money_without_currency": ("I've got 12 in my emergency savings.", "I've got £12 in my emergency savings."),
+        "number_reply_mismatch": ("Convert 4 miles to kilometres?", "Convert 5 miles to kilometres?"),
+        "profile_conflict": ("How do I stay awake in lectures?", "How do I stay awake in meetings?"),
+    }[kind]
+    reply = "Each mile is 1.61 km, so 5 miles is about 8 km." if kind == "number_reply_mismatch" else "Sure."
+    base = _with_profile(suite, occupation="plumber")
+    before = _found(_plant(base, good, reply), cat)
+    after = _found(_plant(base, bad, reply), cat)
+    assert after[kind] == before[kind] + 1, (kind, before, after)
+
+
+def test_a_gendered_relation_fixes_the_pronoun_of_its_name(suite):
+    cat = _catalog()
+    first = suite.personas[0]
+    sister = first.model_copy(update={"entities": [Entity(entity_id="e9", name="Kim", relation="sister")]})
+    s = dataclasses.replace(suite, personas=[sister, *suite.personas[1:]])
+    assert _found(_plant(s, "Kim called, his car broke down."), cat)["pronoun_clash"] == \
+        _found(_plant(s, "Kim called, her car broke down."), cat)["pronoun_clash"] + 1
+
+
+def test_a_trait_the_occupation_cannot_hold_and_an_old_student_are_profile_conflicts(suite):
+    cat = _catalog()
+    needs_desk = cat.topics[0].traits[0].trait_id
+    holder = next(p for p in suite.personas if any(t.trait_id == needs_desk for t in p.traits))
+    others = [p for p in suite.personas if p is not holder]
+
+    def count(**profile: object) -> int:
+        p = holder.model_copy(update={"profile": {**holder.profile, **profile}})
+        return lints(dataclasses.replace(suite, personas=[p, *others]), cat)["profile_conflict"].count(p.persona_id)
+
+    assert count(occupation="plumber", age=40) == 1
+    assert count(occupation="translator", age=40) == 0
+    assert count(occupation="graduate student", age=25) == 0
+    assert count(occupation="graduate student", age=61) == 1
+
+
+def test_a_decoy_recalling_a_state_held_in_the_span_is_a_timeline_conflict(suite):
+    cat = _catalog()
+    p = suite.personas[0]
+    trait = p.traits[0]
+    held = {trait.initial_state} | {d.to_state for s in suite.schedules if s.persona_id == p.persona_id
+                                    for d in s.drifts if d.trait_id == trait.trait_id}
+    never = [s.state_id for s in trait.states if s.state_id not in held]
+    base = _found(_plant(suite, "Ages ago I did that.", kind="decoy", trait_id=trait.trait_id,
+                         state_id=never[0]), cat) if never else None
+    bad = _found(_plant(suite, "Ages ago I did that.", kind="decoy", trait_id=trait.trait_id,
+                        state_id=trait.initial_state), cat)
+    assert base is None or bad["decoy_timeline"] == base["decoy_timeline"] + 1
+    assert bad["decoy_timeline"] >= 1
