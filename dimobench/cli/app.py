@@ -46,8 +46,9 @@ def generate(
              "on a trait in transition, temporal only after a first change; README 'Validity').")] = None,
     catalog: Annotated[Optional[str], typer.Option(
         help="The catalog to draw from: catalog-v2 (shipped: four states per trait, options sharing no word with "
-             "their cues; README 'Validity') or a directory; recorded in the manifest, so verify, audit and "
-             "the oracle read the suite against it (default: $DIMOBENCH_CATALOG, else the packaged one).",
+             "their cues; README 'Validity'), catalog-v3 (30 traits over 21 topics, composed cues, typed slots; "
+             "docs/catalog.md) or a directory; recorded in the manifest, so verify, audit and the oracle read "
+             "the suite against it (default: $DIMOBENCH_CATALOG, else the packaged one).",
         envvar="DIMOBENCH_CATALOG")] = None,
     audit: Annotated[bool, typer.Option("--audit/--no-audit", help="Attack the suite (dimobench audit) and put "
                                                                   "its validity card in the README.")] = True,

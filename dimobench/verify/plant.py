@@ -11,8 +11,10 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from dimobench.catalog import Catalog, suite_catalog
+from dimobench.errors import InputError
 from dimobench.suite.load import Suite
 from dimobench.suite.plan import LatentPlan
 from dimobench.suite.questions import EvidenceIndex, QuestionMaker
@@ -39,7 +41,9 @@ class Planter:
         for t in suite.dialogues:
             turns.setdefault(t.persona_id, []).append(t)
         plans = {p.persona_id: LatentPlan(p, schedules[p.persona_id]) for p in suite.personas}
-        return cls(suite_catalog(suite.manifest.config), plans,
+        catalog = suite_catalog(suite.manifest.config)
+        _check_states(suite, catalog)
+        return cls(catalog, plans,
                    {k: EvidenceIndex.build(v) for k, v in turns.items()}, turns, random.Random(seed),
                    str(suite.manifest.config.get("qa_rules", "v1")))
 
@@ -289,3 +293,17 @@ DEFECTS: dict[str, tuple[str, Plant]] = {
     "gold_to_confounder": ("confounder_robust", gold_to_confounder),
 }
 """Defect name -> (the criterion whose kind it is, the planter)."""
+
+
+def _check_states(suite: Suite, catalog: Catalog) -> None:
+    """Every trait and state of the suite is in ``catalog``; else one line naming where (a suite made from
+    another catalog than it records, e.g. before suites recorded theirs)."""
+    known = {tr.trait_id: {s.state_id for s in tr.states} for tp in catalog.topics for tr in tp.traits}
+    for line, p in enumerate(suite.personas, start=1):
+        for tr in p.traits:
+            missing = sorted({s.state_id for s in tr.states} - known.get(tr.trait_id, set()))
+            if tr.trait_id not in known or missing:
+                raise InputError(f"trait {tr.trait_id!r} (states {missing or 'all'}) is not in the catalog this suite "
+                                 f"is read against ({suite.manifest.config.get('catalog') or 'the packaged one'}); "
+                                 "if it was made from another, set $DIMOBENCH_CATALOG to that one",
+                                 Path(suite.path) / "personas.jsonl", line=line, field="traits")

@@ -101,3 +101,16 @@ def test_an_unknown_embedding_name_is_refused_not_swapped_for_hashing(module: st
     with pytest.raises(ConfigError, match="'minlm'.*auto, minilm.*hashing"):
         embed.Embedder("minlm")
     assert embed.Embedder("hashing") is not None
+
+
+def test_calibrating_a_suite_against_a_catalog_without_its_states_is_one_line(
+        offline_suite: Callable[[int], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    suite = tmp_path / "s"
+    shutil.copytree(offline_suite(60), suite)
+    # what a catalog-v2 suite made before suites recorded their catalog met: the packaged lists, not its own
+    monkeypatch.setenv("DIMOBENCH_CATALOG", str(Path(__file__).resolve().parents[2] / "data" / "catalog-v3"))
+    r = run_cli("verify", str(suite), "--calibrate", "--per-defect", "2")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "personas.jsonl:1: traits: trait " in one_line(r) and "is not in the catalog" in one_line(r)
