@@ -248,8 +248,9 @@ def stem(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=1 << 16)
 def stemmed_words(text: str) -> frozenset[str]:
-    """Stemmed content words of ``text``."""
+    """Stemmed content words of ``text`` (cached: the question maker asks about the same option texts often)."""
     return frozenset(stem(w) for w in content_words(text))
 
 

@@ -7,12 +7,13 @@
   Lyon", "the gym here in Oslo", "our local market in Pune");
 - ``pronoun_clash``: a person of known gender (the catalog's ``genders``, or a relation such as "sister") is
   followed in the same sentence by a pronoun of the other gender ("Omar just moved into her new place");
-- ``time_clash``: a clock time outside the hours its time-of-day word names ("sunrise hike at 19:30");
+- ``time_clash``: a clock time outside the hours a time-of-day word next to it names ("sunrise hike at 19:30");
 - ``money_without_currency``: an amount after a money word with no currency ("I've got 12 in my savings");
 - ``number_reply_mismatch``: the user asks about N of a unit and the reply converts a different number of it
   ("Convert 4 miles" answered "... so 5 miles is about 8 kilometres");
 - ``profile_conflict``: the persona holds a trait its occupation does not fit (``TraitEntry.requires``), or a
-  student's age or words of study for a persona who is not a student;
+  student's age, or words of study (lectures, essays, a thesis) about the user's own life for a persona who is
+  not a student;
 - ``decoy_timeline``: a "long ago" decoy recalls a state the persona holds inside the suite's span.
 """
 
@@ -30,7 +31,7 @@ _PRONOUN = re.compile(r"\b(he|him|his|himself|she|her|hers|herself)\b")
 _PRONOUN_GENDER = {"he": "m", "him": "m", "his": "m", "himself": "m", "she": "f", "her": "f", "hers": "f",
                    "herself": "f"}
 _CLOCK = re.compile(r"\b([01]?\d|2[0-3])[:.]([0-5]\d)\b")
-_HOURS = (("sunrise", 4, 9), ("dawn", 4, 8), ("breakfast", 5, 11), ("morning", 5, 11), ("lunchtime", 11, 14),
+_HOURS = (("sunrise", 4, 9), ("dawn", 4, 8), ("breakfast", 4, 11), ("morning", 4, 11), ("lunchtime", 11, 14),
           ("afternoon", 12, 18), ("sunset", 16, 22), ("dusk", 16, 22), ("evening", 17, 23), ("dinner", 17, 23),
           ("midnight", 22, 2))
 _MONEY = re.compile(r"\b(?:spent|spend|costs?|paid|pay|saved|save|budget of|owe|owed|earn|earned|priced at|"
@@ -45,7 +46,7 @@ _CONVERTED = re.compile(_UNIT_NUMBER.pattern + r"\s+(?:is|are|equals|makes|comes
 _LOCAL = re.compile(r"\b(?:near me|nearby|near here|local|here in|round here|around here|in town|my area|"
                     r"my neighbourhood|my neighborhood|i live|our)\b")
 _STUDY = re.compile(r"\b(lectures?|seminars?|my essay|this essay|dissertation|my thesis|coursework|my professor|"
-                    r"my tutor|campus|term paper)\b")
+                    r"term paper)\b")
 STUDENT_MAX_AGE = 35
 _SAME_UNIT = {"mile": "mile", "miles": "mile", "km": "km", "kilometre": "km", "kilometres": "km", "kg": "kg",
               "kilogram": "kg", "kilograms": "kg", "pound": "lb", "pounds": "lb", "lb": "lb", "lbs": "lb"}
@@ -60,7 +61,9 @@ def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {k: [] for k in KINDS}
     personas = {p.persona_id: p for p in suite.personas}
     cities = sorted((c.lower() for c in catalog.cities), key=len, reverse=True)
-    city_re = re.compile(r"\b(" + "|".join(re.escape(c) for c in cities) + r")\b") if cities else None
+    # case-sensitive on the text as written: "a cork mat" is not Cork
+    names = sorted(catalog.cities, key=len, reverse=True)
+    city_re = re.compile(r"\b(" + "|".join(re.escape(c) for c in names) + r")\b") if names else None
     genders = _known_genders(suite, catalog)
     held = _held_states(suite)
     for t in suite.dialogues:
@@ -75,9 +78,9 @@ def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
             if i >= 0 and any(said.startswith(c, i + len(lead)) and c != home for c in cities):
                 out["foreign_home_city"].append(where)
                 break
-        if city_re is not None and any(_LOCAL.search(sentence) and any(m.group(1) != home
-                                                                       for m in city_re.finditer(sentence))
-                                       for sentence in _SENTENCE.findall(said)):
+        if city_re is not None and any(_LOCAL.search(sentence.lower()) and any(m.group(1).lower() != home
+                                                                               for m in city_re.finditer(sentence))
+                                       for sentence in _SENTENCE.findall(t.user)):
             out["city_mismatch"].append(where)
         if _pronoun_clash(t.user, genders.get(t.persona_id, {})):
             out["pronoun_clash"].append(where)
@@ -87,7 +90,9 @@ def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
             out["money_without_currency"].append(where)
         if _number_mismatch(said, t.assistant.lower()):
             out["number_reply_mismatch"].append(where)
-        if persona and _STUDY.search(said) and not _is_student(catalog, str(persona.profile.get("occupation", ""))):
+        own = t.annotation is None or t.annotation.kind in ("cue", "filler")  # chatter is about others
+        occupation = str(persona.profile.get("occupation", "")) if persona else ""
+        if own and persona and _STUDY.search(said) and not _is_student(catalog, occupation):
             out["profile_conflict"].append(where)
         a = t.annotation
         if a and a.kind == "decoy" and a.trait_id and a.state_id in held.get((t.persona_id, a.trait_id), ()):
@@ -149,12 +154,13 @@ def _pronoun_clash(text: str, genders: dict[str, str]) -> bool:
 
 
 def _time_clash(said: str) -> bool:
-    clocks = _CLOCK.findall(said)
+    clocks = list(_CLOCK.finditer(said))
     if len(clocks) != 1 or re.search(r"\b(?:am|pm|a\.m\.|p\.m\.)\b", said):
         return False
-    hour = int(clocks[0][0])
+    hour = int(clocks[0].group(1))
+    near = said[max(0, clocks[0].start() - 40):clocks[0].end() + 40]  # about five words either side
     for word, first, last in _HOURS:
-        if re.search(rf"\b{word}\b", said):
+        if re.search(rf"\b{word}\b", near):
             def inside(h: int, first: int = first, last: int = last) -> bool:
                 return first <= h <= last if first <= last else (h >= first or h <= last)
             # "this evening at 7:30" is a twelve-hour clock, so 7 may mean 19
