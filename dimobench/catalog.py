@@ -135,6 +135,8 @@ class TraitEntry(BaseModel):
     requires: list[str] = []
     """Occupation tags a persona needs to hold this trait in any of its states (``occupation_tags``; e.g. a
     work-setup trait whose states are all desk jobs requires ``desk``)."""
+    min_age: int = 0
+    """The youngest a persona holding this trait may be (a state whose cues speak of twenty years at a firm)."""
 
 
 class TopicEntry(BaseModel):
@@ -180,6 +182,9 @@ class Catalog(BaseModel):
     occupation_tags: dict[str, list[str]] = {}
     """Occupation -> tags (``desk``: can be done from a laptop; ``on_site``: done at a workplace; ``student``;
     ...), the compatibility table stage 1 checks a persona's traits against (``text_rules`` v3)."""
+    home_cities: list[str] = []
+    """Cities a persona may live in (default: any of ``cities``); catalog v3 lists the UK ones its British
+    texts fit (BBC, the NHS, pounds), and names the others only as trips or news."""
     currencies: dict[str, str] = {}
     price_scale: dict[str, int] = {}
     """Currency (as written in ``currencies``, spaces stripped) -> local units per pound, dollar or euro, so a
@@ -209,9 +214,10 @@ class Catalog(BaseModel):
         return {t.trait_id: tp for tp in self.topics for t in tp.traits}
 
 
-_V3_DEFAULTS: dict[str, object] = {"acts": [], "parts": {}, "requires": [], "leads": [], "trial_leads": [],
-                                   "filler_acts": [], "text_rules": "v1", "genders": {}, "currencies": {},
-                                   "occupation_tags": {}, "price_scale": {}}
+_V3_DEFAULTS: dict[str, object] = {
+    "acts": [], "parts": {}, "requires": [], "min_age": 0, "leads": [], "trial_leads": [], "filler_acts": [],
+    "text_rules": "v1", "genders": {}, "currencies": {}, "occupation_tags": {}, "price_scale": {}, "home_cities": [],
+}
 
 
 def _drop_unset_v3(value: object) -> object:

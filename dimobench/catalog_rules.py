@@ -73,6 +73,7 @@ def check_catalog(cat: Catalog) -> list[str]:
     if cat.text_rules == "v3":
         problems += [f"names: first name {n!r} has no recorded gender" for n in cat.first_names if n not in cat.genders]
         problems += [f"names: city {c!r} has no currency" for c in cat.cities if c not in cat.currencies]
+        problems += [f"names: home city {c!r} is not a city" for c in cat.home_cities if c not in cat.cities]
         problems += [f"names: occupation {o!r} has no tags" for o in cat.occupations if o not in cat.occupation_tags]
     for lead in cat.leads + cat.trial_leads:
         said = f" {lead.lower()} "

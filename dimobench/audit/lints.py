@@ -11,7 +11,8 @@
 - ``money_without_currency``: an amount after a money word with no currency ("I've got 12 in my savings");
 - ``number_reply_mismatch``: the user asks about N of a unit and the reply converts a different number of it
   ("Convert 4 miles" answered "... so 5 miles is about 8 kilometres");
-- ``profile_conflict``: the persona holds a trait its occupation does not fit (``TraitEntry.requires``), or a
+- ``profile_conflict``: the persona holds a trait its occupation or age does not fit (``TraitEntry.requires``,
+  ``min_age``), or a
   student's age, or words of study (lectures, essays, a thesis) about the user's own life for a persona who is
   not a student;
 - ``decoy_timeline``: a "long ago" decoy recalls a state the persona holds inside the suite's span.
@@ -104,7 +105,9 @@ def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
         needs = {tag for tr in p.traits if tr.trait_id in known for tag in catalog.trait(tr.trait_id).requires}
         age = p.profile.get("age")
         student_too_old = _is_student(catalog, occupation) and isinstance(age, int) and age > STUDENT_MAX_AGE
-        if (needs - tags) or student_too_old:
+        too_young = isinstance(age, int) and any(age < catalog.trait(tr.trait_id).min_age
+                                                 for tr in p.traits if tr.trait_id in known)
+        if (needs - tags) or student_too_old or too_young:
             out["profile_conflict"].append(p.persona_id)
     for q in suite.qa:
         if _SLOT.search(q.question) or any(_SLOT.search(o) for o in q.options):

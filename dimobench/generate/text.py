@@ -43,6 +43,9 @@ class Renderer:
         self._friends = [n for n in catalog.first_names if n not in reserved_names]
         self._bags: dict[str, list[int]] = {}
         self.used_user: set[str] = set()
+        self.hour: int | None = None
+        """The hour of the turn being written (catalog v3: ``{time_of_day}`` is a part of today already begun,
+        since most cues tell what the user did "this evening")."""
 
     def _draw(self, key: str, pool: list[Exchange]) -> Exchange:
         return pool[self._draw_index(key, len(pool))]
@@ -61,9 +64,13 @@ class Renderer:
         return values
 
     def _typed(self, values: dict[str, str]) -> dict[str, str]:
+        typed: dict[str, str] = {}
+        if self.hour is not None:
+            begun = [w for w in self.catalog.slots.get("time_of_day", []) if HOURS.get(w, (24, 24))[0] <= self.hour]
+            typed["time_of_day"] = values["time_of_day"] = self.rng.choice(begun or ["morning"])
         first, last = HOURS.get(values.get("time_of_day", ""), (9, 17))
         hour = self.rng.randint(first, last)
-        typed = {"clock": f"{hour}:{self.rng.choice(('00', '15', '30', '45'))}"}
+        typed["clock"] = f"{hour}:{self.rng.choice(('00', '15', '30', '45'))}"
         currency = self.catalog.currencies.get(self.home_city or values["city"], "")
         scale = self.catalog.price_scale.get(currency.strip(), 1)
         typed["price"] = f"{currency}{_amount(values.get('price', '0'), scale)}"

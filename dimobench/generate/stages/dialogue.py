@@ -29,7 +29,7 @@ CONFIG_FIELDS = ("seed", "turns", "cue_rate", "maintenance_cue_rate", "generator
 """Config fields that change this stage's output (its fingerprint covers them and its upstream)."""
 
 ACTIVE_DRIFT_WEIGHT = 4.0
-COMPOSED_FILLER_SHARE = 0.7
+COMPOSED_FILLER_SHARE = 0.9
 """Share of fillers composed from ``filler_acts`` where the catalog has them (the fixed ones repeat across seeds)."""
 TRIAL_CUES = 2
 """The first cues of a drift's new state open with one of the catalog's ``trial_leads`` (catalog v3)."""
@@ -67,6 +67,8 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
         tried: dict[str, int] = {}
         for t in range(1, cfg.turns + 1):
             session, ts = clock.tick()
+            if inputs.catalog.text_rules == "v3":
+                renderer.hour = int(ts[11:13])
             spec = _spec(cfg, plan, t, prng)
             if spec is None:
                 user, assistant = _filler(inputs.catalog, renderer, prng)

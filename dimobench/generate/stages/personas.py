@@ -84,16 +84,19 @@ def _of_gender(catalog: Catalog, gender: str | None) -> Callable[[str], bool]:
 
 
 def _fitting_profile(catalog: Catalog, rng: random.Random, traits: list[Trait]) -> dict[str, object]:
-    """Age, occupation and city such that the occupation's tags hold every tag the traits require, and a
-    student's age is a student's (the compatibility table: ``occupation_tags`` x ``TraitEntry.requires``)."""
+    """Age, occupation and city such that the occupation's tags hold every tag the traits require, the age is at
+    least every trait's ``min_age``, and a student's age is a student's (the compatibility table:
+    ``occupation_tags`` x ``TraitEntry.requires`` and ``min_age``)."""
     needed = {tag for tr in traits for tag in catalog.trait(tr.trait_id).requires}
-    fits = [o for o in catalog.occupations if needed <= set(catalog.occupation_tags.get(o, ()))]
+    youngest = max([22, *(catalog.trait(tr.trait_id).min_age for tr in traits)])
+    fits = [o for o in catalog.occupations if needed <= set(catalog.occupation_tags.get(o, ()))
+            and not (youngest > STUDENT_AGES[1] and "student" in catalog.occupation_tags.get(o, ()))]
     if not fits:
         raise ValueError(f"no occupation in the catalog has the tags {sorted(needed)}")
     occupation = rng.choice(fits)
     student = "student" in catalog.occupation_tags.get(occupation, ())
-    age = rng.randint(*STUDENT_AGES) if student else rng.randint(22, 68)
-    return {"age": age, "occupation": occupation, "city": rng.choice(catalog.cities)}
+    age = rng.randint(max(youngest, STUDENT_AGES[0]), STUDENT_AGES[1]) if student else rng.randint(youngest, 68)
+    return {"age": age, "occupation": occupation, "city": rng.choice(catalog.home_cities or catalog.cities)}
 
 
 def _take(pool: list[str], used: set[str], ok: Callable[[str], bool] = lambda _: True) -> str:

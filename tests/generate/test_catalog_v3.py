@@ -1,0 +1,120 @@
+"""catalog-v3 suites: composed turns that seldom repeat across seeds, typed slots that agree with the persona's
+record, profiles that fit their traits, decoys that never contradict the timeline, and no lint."""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from dimobench.api import audit_suite, load_suite
+from dimobench.audit.diversity import diversity
+from dimobench.catalog import FEMALE_RELATIONS, MALE_RELATIONS, Act, Exchange, find_catalog, load_catalog
+from dimobench.generate.text import HOURS, Renderer
+from tests.helpers.suites import generate
+
+V3 = find_catalog("catalog-v3")
+assert V3 is not None
+CAT = load_catalog(str(V3))
+
+
+def _make(out: Path, seed: int) -> Path:
+    with pytest.MonkeyPatch.context() as mp:  # what ``generate --catalog catalog-v3`` sets
+        mp.setenv("DIMOBENCH_CATALOG", str(V3))
+        return generate(out, "dimobench", seed=seed, qa_rules="valid")
+
+
+@pytest.fixture(scope="module")
+def suites(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("v3")
+    return [load_suite(_make(root / f"s{seed}", seed)) for seed in (901, 902)]
+
+
+def test_the_suite_records_catalog_v3_and_is_composed(suites):
+    s = suites[0]
+    assert s.manifest.config["catalog"] == "catalog-v3"
+    cues = [t for t in s.dialogues if t.annotation and t.annotation.kind == "cue"]
+    fixed = {c.user for tp in CAT.topics for tr in tp.traits for st in tr.states for c in st.cues}
+    assert cues and not any(t.user in fixed for t in cues)
+
+
+def test_two_seeds_share_at_most_a_tenth_of_their_user_turns(suites):
+    a, b = suites
+    d = diversity(a, [("b", b)])
+    assert d["overlap_with"]["b"] <= 0.10, d  # type: ignore[index]
+    assert d["distinct_user_turns"] >= 0.90, d
+
+
+def test_no_lint_and_no_flag(suites):
+    for s in suites:
+        report = audit_suite(Path(s.path))
+        assert not any(report.lints.values()), {k: v[:5] for k, v in report.lints.items() if v}
+        assert report.flags is not None and sum(report.flags.values()) == 0, report.flags
+
+
+def test_money_is_in_the_persona_currency(suites):
+    symbols = {c.strip() for c in CAT.currencies.values()}
+    pattern = re.compile(r"(" + "|".join(re.escape(c) for c in sorted(symbols, key=len, reverse=True)) + r") ?\d")
+    seen = 0
+    for s in suites:
+        home = {p.persona_id: CAT.currencies[str(p.profile["city"])].strip() for p in s.personas}
+        for t in s.dialogues:
+            for m in pattern.finditer(t.user):
+                seen += 1
+                # "A$" ends in "$": the longest symbol that matches here is the one written
+                assert m.group(1) == home[t.persona_id] or home[t.persona_id].endswith(m.group(1)), t.user
+    assert seen > 0
+
+
+def test_relations_and_names_share_a_gender_and_occupations_fit_the_traits(suites):
+    for s in suites:
+        for p in s.personas:
+            for e in p.entities:
+                words = set(e.relation.replace("-", " ").split())
+                if words & FEMALE_RELATIONS:
+                    assert CAT.genders[e.name] == "f", (e.name, e.relation)
+                if words & MALE_RELATIONS:
+                    assert CAT.genders[e.name] == "m", (e.name, e.relation)
+            tags = set(CAT.occupation_tags[str(p.profile["occupation"])])
+            for tr in p.traits:
+                assert set(CAT.trait(tr.trait_id).requires) <= tags, (p.profile, tr.trait_id)
+
+
+def test_decoys_recall_only_states_the_persona_never_holds(suites):
+    for s in suites:
+        held: dict[tuple[str, str], set[str]] = {}
+        for p in s.personas:
+            for tr in p.traits:
+                held.setdefault((p.persona_id, tr.trait_id), set()).add(tr.initial_state)
+        for sc in s.schedules:
+            for d in sc.drifts:
+                held[(sc.persona_id, d.trait_id)].add(d.to_state)
+        decoys = [t for t in s.dialogues if t.annotation and t.annotation.kind == "decoy"]
+        assert decoys
+        for t in decoys:
+            assert t.annotation.state_id not in held[(t.persona_id, t.annotation.trait_id)], t.user
+
+
+def test_a_clock_falls_inside_its_time_of_day_and_pronouns_follow_the_friend():
+    act = Act(context=["Plans this {time_of_day} at {clock} with {friend}.", "Meeting {friend} at {clock}."],
+              asks=[Exchange(user="Should I bring {friend_them} {friend_their} book?", assistant="Yes."),
+                    Exchange(user="Can I bring {friend_them} {friend_their} book?", assistant="Yes.")])
+    r = Renderer(CAT, random.Random(5), "Ann", {"Ann"}, home_city=CAT.cities[0])
+    for i in range(200):
+        user, _ = r.render_act(f"k{i}", [act])
+        friend = next(n for n in CAT.first_names if re.search(rf"\b{n}\b", user))
+        pronoun = "her" if CAT.genders[friend] == "f" else "him"
+        assert f" {pronoun} " in user, user
+        said = re.search(r"this ([a-z -]+) at (\d+):", user)
+        if said:
+            first, last = HOURS[said.group(1)]
+            assert first <= int(said.group(2)) <= last, user
+
+
+def test_the_same_seed_gives_the_same_bytes(tmp_path, suites):
+    again = _make(tmp_path / "again", 901)
+    first = Path(suites[0].path)
+    for name in ("personas.jsonl", "dialogues.jsonl", "qa.jsonl"):
+        assert (again / name).read_bytes() == (first / name).read_bytes(), name
