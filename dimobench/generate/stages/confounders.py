@@ -4,7 +4,7 @@ Three kinds (DESIGN.md section 3):
 - ``chatter``: the topic's keywords, about other people or the world, not the user;
 - ``entity``: a named person the user knows showing a state the user is *not* in now (before a change point
   often the upcoming state, which baits premature correction; after it often the old one, which baits
-  old-memory pull);
+  old-memory pull); in catalog v3 any state, the user's own included, so a mention carries no answer;
 - ``decoy``: the user recalling their own distant past in a state they are not in now (catalog v3: a state
   they never hold in the suite's span, so the recollection cannot contradict the timeline).
 Stable traits get their share, so ``stability`` questions always follow confounders that suggest a change.
@@ -103,7 +103,10 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
     else:
         upcoming = drift.to_state if drift and drift.trait_id == trait_id and t <= drift.change_point_turn else None
         pick = [s for s in others if s.state_id == upcoming]
-        shown = pick[0] if pick and rng.random() < 0.6 else rng.choice(others)
+        # catalog v3: other people hold the user's own state too, so an option a confounder mentions is not
+        # thereby wrong (the inverse of the recent-mention shortcut reads that off otherwise)
+        pool = entry.states if catalog.text_rules == "v3" else others
+        shown = pick[0] if pick and rng.random() < 0.6 else rng.choice(pool)
     habit = rng.choice(shown.habits)
     if kind == "decoy":
         user, assistant = renderer.render("decoy", catalog.decoy, habit=habit)
