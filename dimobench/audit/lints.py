@@ -37,7 +37,8 @@ _HOURS = (("sunrise", 4, 9), ("dawn", 4, 8), ("breakfast", 4, 11), ("morning", 4
           ("midnight", 22, 2))
 _MONEY = re.compile(r"\b(?:spent|spend|costs?|paid|pay|saved|save|budget of|owe|owed|earn|earned|priced at|"
                     r"worth|charge[ds]?|fee of|rent is|rent of)\s+(?:about |around |nearly |over |under |only "
-                    r")?(\d+(?:[.,]\d+)?)(?=\s*(?:[.,;:!?]|$)|\s+(?:for|on|in|towards?|a|an|per|each|last|this|"
+                    r")?(\d+(?:[.,]\d+)?)(?![.,]?\d|\s*%|\s*per ?cent)"
+                    r"(?=\s*(?:[.,;:!?]|$)|\s+(?:for|on|in|towards?|a|an|per|each|last|this|"
                     r"and|so|but|to|from|at|into|off|already|upfront|up front)\b)"
                     r"|(?<![£$€¥₹\w])(\d+(?:[.,]\d+)?) in (?:my |the )?(?:\w+ )?(?:savings|account|bank|wallet|pot)\b")
 """An amount after a money word that a noun does not follow ("paid 35 for a ticket", not "saved 12 songs")."""
