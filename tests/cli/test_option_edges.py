@@ -105,12 +105,22 @@ def test_an_unknown_embedding_name_is_refused_not_swapped_for_hashing(module: st
 
 def test_calibrating_a_suite_against_a_catalog_without_its_states_is_one_line(
         offline_suite: Callable[[int], Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
     import shutil
+
+    from dimobench.resources import resource_dir
 
     suite = tmp_path / "s"
     shutil.copytree(offline_suite(60), suite)
-    # what a catalog-v2 suite made before suites recorded their catalog met: the packaged lists, not its own
-    monkeypatch.setenv("DIMOBENCH_CATALOG", str(Path(__file__).resolve().parents[2] / "data" / "catalog-v3"))
+    # what a suite made before suites recorded their catalog met when read against another catalog: a catalog
+    # without one of its traits (here the packaged one, less the topic of the suite's first trait)
+    catalog = tmp_path / "catalog"
+    shutil.copytree(resource_dir("data"), catalog)
+    first = json.loads((suite / "personas.jsonl").read_text(encoding="utf-8").splitlines()[0])["traits"][0]
+    for topic in (catalog / "topics").glob("*.json"):
+        if first["trait_id"] in {t["trait_id"] for t in json.loads(topic.read_text(encoding="utf-8"))["traits"]}:
+            topic.unlink()
+    monkeypatch.setenv("DIMOBENCH_CATALOG", str(catalog))
     r = run_cli("verify", str(suite), "--calibrate", "--per-defect", "2")
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert "personas.jsonl:1: traits: trait " in one_line(r) and "is not in the catalog" in one_line(r)
