@@ -50,6 +50,12 @@ MALE_RELATIONS = frozenset("brother dad father uncle grandfather grandpa son hus
                            "boyfriend".split())
 """Relation words that fix a person's gender (a catalog with ``text_rules`` v3 gives them a name of it)."""
 
+
+def relation_gender(relation: str) -> str | None:
+    """``f`` or ``m`` when a relation ("sister", "brother-in-law") fixes its person's gender, else None."""
+    words = set(relation.lower().replace("-", " ").split())
+    return "f" if words & FEMALE_RELATIONS else "m" if words & MALE_RELATIONS else None
+
 EXPLICIT_CHANGE: tuple[str, ...] = (
     " anymore", " nowadays", " used to ", " no longer ", " changed ", "i've become", "i have become",
     " these days", " i now ",

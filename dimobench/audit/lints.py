@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import re
 
-from dimobench.catalog import FEMALE_RELATIONS, MALE_RELATIONS, Catalog, suite_catalog
+from dimobench.catalog import Catalog, relation_gender, suite_catalog
 from dimobench.suite.load import Suite
+from dimobench.suite.plan import LatentPlan
 
 _SLOT = re.compile(r"\{[a-z_0-9]+\}")
 _HOME = ("here in ", "i live in ", "back home in ", "living in ", "home in ")
@@ -67,7 +68,8 @@ def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
     names = sorted(catalog.cities, key=len, reverse=True)
     city_re = re.compile(r"\b(" + "|".join(re.escape(c) for c in names) + r")\b") if names else None
     genders = _known_genders(suite, catalog)
-    held = _held_states(suite)
+    schedules = {sc.persona_id: sc for sc in suite.schedules}  # imported suites have none
+    plans = {p.persona_id: LatentPlan(p, schedules[p.persona_id]) for p in suite.personas if p.persona_id in schedules}
     for t in suite.dialogues:
         where = f"{t.persona_id}:{t.turn}"
         persona = personas.get(t.persona_id)
@@ -97,7 +99,8 @@ def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
         if own and persona and _STUDY.search(said) and not _is_student(catalog, occupation):
             out["profile_conflict"].append(where)
         a = t.annotation
-        if a and a.kind == "decoy" and a.trait_id and a.state_id in held.get((t.persona_id, a.trait_id), ()):
+        plan = plans.get(t.persona_id)
+        if a and a.kind == "decoy" and a.trait_id and plan and a.state_id in plan.held_states(a.trait_id):
             out["decoy_timeline"].append(where)
     for p in suite.personas:
         occupation = str(p.profile.get("occupation", ""))
@@ -131,11 +134,9 @@ def _known_genders(suite: Suite, catalog: Catalog) -> dict[str, dict[str, str]]:
     for p in suite.personas:
         mine = dict(base)
         for e in p.entities:
-            words = set(e.relation.lower().replace("-", " ").split())
-            if words & FEMALE_RELATIONS:
-                mine[e.name.lower()] = "f"
-            elif words & MALE_RELATIONS:
-                mine[e.name.lower()] = "m"
+            gender = relation_gender(e.relation)
+            if gender:
+                mine[e.name.lower()] = gender
         out[p.persona_id] = mine
     return out
 
@@ -180,15 +181,3 @@ def _number_mismatch(user: str, reply: str) -> bool:
     (unit, number), = asked
     converted = {n for n, u in _CONVERTED.findall(reply) if _SAME_UNIT.get(u, u) == unit}
     return bool(converted) and number not in converted
-
-
-def _held_states(suite: Suite) -> dict[tuple[str, str], set[str]]:
-    """(persona, trait) -> every state the persona holds in the suite's span: the initial one and each drift's."""
-    held: dict[tuple[str, str], set[str]] = {}
-    for p in suite.personas:
-        for tr in p.traits:
-            held.setdefault((p.persona_id, tr.trait_id), set()).add(tr.initial_state)
-    for s in suite.schedules:
-        for d in s.drifts:
-            held.setdefault((s.persona_id, d.trait_id), set()).add(d.to_state)
-    return held

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, create_model
 from dimobench import prompts
 from dimobench.backends.base import Message, Request
 from dimobench.backends.jobs import Job
-from dimobench.catalog import EXPLICIT_CHANGE, FEMALE_RELATIONS, MALE_RELATIONS, Catalog, content_words
+from dimobench.catalog import EXPLICIT_CHANGE, Catalog, content_words, relation_gender
 from dimobench.rng import derive_seed
 from dimobench.suite.schema import Persona, QAItem, Turn
 from dimobench.suite.textspec import WRITER_TEMPERATURE, ExchangeText, state_words, turn_spec
@@ -95,9 +95,7 @@ def _people(catalog: Catalog, persona: Persona) -> list[dict[str, str]]:
     """The people a persona knows, with pronouns where the relation or the catalog records a gender."""
     out = []
     for e in persona.entities:
-        words = set(e.relation.replace("-", " ").split())
-        gender = ("f" if words & FEMALE_RELATIONS else "m" if words & MALE_RELATIONS
-                  else catalog.genders.get(e.name, ""))
+        gender = relation_gender(e.relation) or catalog.genders.get(e.name, "")
         out.append({"name": e.name, "relation": e.relation,
                     "pronouns": {"f": "she/her", "m": "he/him"}.get(gender, "")})
     return out

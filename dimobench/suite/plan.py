@@ -64,6 +64,11 @@ class LatentPlan:
         begun = [d for d in self.schedule.drifts if d.trait_id == trait_id and d.onset_turn <= turn]
         return begun[-1] if begun else None
 
+    def held_states(self, trait_id: str) -> set[str]:
+        """Every state the persona holds of ``trait_id`` in the suite's span: its initial one and each drift's."""
+        held = {t.initial_state for t in self.persona.traits if t.trait_id == trait_id}
+        return held | {d.to_state for d in self.schedule.drifts if d.trait_id == trait_id}
+
     def description(self, trait_id: str, state_id: str) -> str:
         """The catalog description of ``state_id`` of the persona's trait ``trait_id``."""
         trait = next(t for t in self.persona.traits if t.trait_id == trait_id)

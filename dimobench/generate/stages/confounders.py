@@ -90,8 +90,7 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
     if kind == "decoy" and catalog.text_rules == "v3":
         # "Years ago I ..." must not name a state the user holds inside the suite's span (the timeline would
         # contradict it); where every state is held, the turn stays a filler.
-        held = {tr.initial_state for tr in plan.persona.traits if tr.trait_id == trait_id}
-        held |= {d.to_state for d in plan.schedule.drifts if d.trait_id == trait_id}
+        held = plan.held_states(trait_id)
         never = [s for s in entry.states if s.state_id not in held]
         if not never:
             return None

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel
 
-from dimobench.catalog import FEMALE_RELATIONS, MALE_RELATIONS, Catalog
+from dimobench.catalog import FEMALE_RELATIONS, MALE_RELATIONS, Catalog, relation_gender
 from dimobench.generate.config import GenerateConfig
 from dimobench.suite.schema import Entity, Persona, State, Trait
 
@@ -72,9 +72,7 @@ def _gendered_entities(catalog: Catalog, rng: random.Random, pool: list[str], us
     relations = rng.sample(catalog.relations, rng.randint(3, 5))
     entities = []
     for j, rel in enumerate(relations):
-        words = set(rel.replace("-", " ").split())
-        gender = "f" if words & FEMALE_RELATIONS else "m" if words & MALE_RELATIONS else None
-        name = _take(pool, used, _of_gender(catalog, gender))
+        name = _take(pool, used, _of_gender(catalog, relation_gender(rel)))
         entities.append(Entity(entity_id=f"e{j + 1}", name=name, relation=rel))
     return entities
 
