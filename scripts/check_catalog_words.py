@@ -2,7 +2,8 @@
 
 A suite can be answered by matching words when an option shares words with the cues of its own state (the
 audit's bag-of-words shortcut), and a state's options can only be balanced when the trait has four states. For
-each topic file given (default: all of ``data/topics/``) this reports:
+each topic file given (a catalog folder stands for its ``topics/*.json``; default: all of ``data/topics/``) this
+reports:
 
 - a trait with fewer than four states;
 - an option text (``answers`` or ``recommendations``) sharing a stemmed content word with any cue (user side) of
@@ -39,7 +40,9 @@ def main() -> None:
     ap.add_argument("--cues", action="store_true", help="also report cues sharing words with the description")
     args = ap.parse_args()
     root = Path(__file__).resolve().parents[1] / "data" / "topics"
-    files = args.files or sorted(root.glob("*.json"))
+    named = args.files or [root]
+    files = [g for f in named for g in (sorted((f / "topics" if (f / "topics").is_dir() else f).glob("*.json"))
+                                         if f.is_dir() else [f])]
     found = [p for f in files for p in problems(f, args.cues)]
     print("\n".join(found) if found else f"{len(files)} topic file(s): no problem")
     sys.exit(1 if found else 0)

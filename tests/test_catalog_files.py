@@ -43,3 +43,25 @@ def test_catalog_v3_has_30_traits_over_20_topics_and_typed_records():
     assert set(cat.occupation_tags) >= set(cat.occupations)
     needed = {tag for tp in cat.topics for tr in tp.traits for tag in tr.requires}
     assert all(any(tag in tags for tags in cat.occupation_tags.values()) for tag in needed)
+
+
+def test_catalog_v3_texts_pass_stage_6s_implicit_rule():
+    # stage 6 rejects an item whose question or options use a sentiment word or spell a state id, and whose
+    # evidence cue says how the user feels: a catalog that writes them makes clean items fail calibration
+    # (40 options naming their state id gave 20.5% false rejects on seed 701)
+    from dimobench.verify.criteria import SENTIMENT, names_state_id
+
+    cat = load_catalog(str(find_catalog("catalog-v3")))
+    bad = [f"{lead!r}" for lead in cat.leads + cat.trial_leads if SENTIMENT.search(lead)]
+    for tp in cat.topics:
+        for tr in tp.traits:
+            asked = tr.current_questions + tr.inference_questions + tr.past_questions + [tr.label]
+            options = [o for st in tr.states for o in st.answers + st.recommendations]
+            options += tr.distractor_answers + tr.distractor_recommendations
+            bad += [f"{tr.trait_id}: {t!r}" for t in asked + options if SENTIMENT.search(t)]
+            bad += [f"{tr.trait_id}: {t!r} names {st.state_id}" for t in asked + options for st in tr.states
+                    if (t in asked or "_" in st.state_id) and names_state_id(t, st.state_id)]
+            for st in tr.states:
+                parts = [x for xs in st.parts.values() for x in xs]
+                bad += [f"{st.state_id}: {t!r}" for t in st.cue_texts() + parts if SENTIMENT.search(t)]
+    assert bad == []

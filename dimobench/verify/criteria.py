@@ -113,6 +113,13 @@ def temporally_valid(v: ItemView, ctx: SuiteContext) -> CriterionResult:
               f"at turn {q.ask_turn}")
 
 
+def names_state_id(text: str, state_id: str) -> bool:
+    """Whether ``text`` spells the state id as words (``ready_meals`` as "ready meals" or "ready-meals")."""
+    sid, low = state_id.lower(), text.lower()
+    forms = {sid, sid.replace("_", " "), sid.replace("_", "-")}
+    return any(re.search(rf"\b{re.escape(f)}\b", low) for f in forms)
+
+
 def implicit(v: ItemView, ctx: SuiteContext) -> CriterionResult:
     """Neither question nor options use explicit sentiment or state words that give the answer away, and the
     evidence cue turns show the state through behaviour."""
@@ -125,12 +132,8 @@ def implicit(v: ItemView, ctx: SuiteContext) -> CriterionResult:
             problems.append(f"question uses state words {sorted(leaked)}")
         texts = [("question", q.question)] + [(f"option {i}", o) for i, o in enumerate(q.options)]
         for s in v.trait.states:
-            sid = s.state_id.lower()
-            forms = {sid, sid.replace("_", " "), sid.replace("_", "-")}
             for where, text in texts:
-                low = text.lower()
-                if (where == "question" or "_" in s.state_id) and any(
-                        re.search(rf"\b{re.escape(f)}\b", low) for f in forms):
+                if (where == "question" or "_" in s.state_id) and names_state_id(text, s.state_id):
                     problems.append(f"{where} names the state id {s.state_id}")
     for where, text in [("question", q.question)] + [(f"option {i}", o) for i, o in enumerate(q.options)]:
         m = SENTIMENT.search(text)
