@@ -42,6 +42,11 @@ def audit(
     except DimobenchError as exc:
         typer.echo(f"dimobench: error: {exc}", err=True)
         raise typer.Exit(2) from None
+    # typer takes `--train A B` as --train A plus a suite B to audit: say what was audited and what trained
+    typer.echo(f"audited: {', '.join(str(s) for s in suites)}; attacks trained on: "
+               f"{', '.join(str(t) for t in train) if train else 'the other personas (leave-one-persona-out)'}")
+    if train and len(suites) > 1:
+        typer.echo("  (several suites are audited together; to train on several, repeat --train before each)")
     best = report.strongest
     typer.echo(f"{report.items} items, chance {report.chance}; strongest no-context attack: "
                f"{best.name if best else '-'} {best.accuracy if best else '-'}")

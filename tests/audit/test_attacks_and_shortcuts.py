@@ -13,6 +13,7 @@ from dimobench.audit.items import cluster_interval, credit, items_of
 from dimobench.audit.shortcuts import Dialogue, bow_window, recent_mention
 from dimobench.suite.load import Suite
 from dimobench.suite.schema import Manifest, QAItem, Turn
+from tests.helpers.cli import run_cli
 
 
 @pytest.fixture(scope="module")
@@ -107,3 +108,14 @@ def test_an_imported_suite_without_options_gets_a_card_where_the_option_attacks_
     assert all(g.passed for g in report.gates if g.name in ("no_context", "bow_window", "flagged_items"))
     assert report.diversity["locomo"]["user_turns"] > 5000
     assert (tmp_path / "card" / "audit.md").read_text(encoding="utf-8").startswith("# Validity audit: locomo")
+
+
+def test_the_cli_says_which_suites_it_audited_and_which_it_trained_on(two_seeds):
+    # `--train A B` is --train A plus B audited: the card's first line must show it, not hide it
+    r = run_cli("audit", str(two_seeds[0]), "--train", str(two_seeds[1]), str(two_seeds[0]))
+    assert r.returncode in (0, 1), r.stderr
+    first = r.stdout.splitlines()[0]
+    assert first == f"audited: {two_seeds[0]}, {two_seeds[0]}; attacks trained on: {two_seeds[1]}"
+    assert "repeat --train" in r.stdout
+    alone = run_cli("audit", str(two_seeds[0]))
+    assert alone.stdout.splitlines()[0].endswith("trained on: the other personas (leave-one-persona-out)")
