@@ -143,6 +143,9 @@ class TraitEntry(BaseModel):
     work-setup trait whose states are all desk jobs requires ``desk``)."""
     min_age: int = 0
     """The youngest a persona holding this trait may be (a state whose cues speak of twenty years at a firm)."""
+    excludes_relations: list[str] = []
+    """Relations a persona holding this trait never has, whatever state it drifts to (the household table: a
+    family trait with a partner-and-young-kids state rules out a flatmate)."""
 
 
 class TopicEntry(BaseModel):
@@ -192,10 +195,16 @@ class Catalog(BaseModel):
     """Cities a persona may live in (default: any of ``cities``); catalog v3 lists the UK ones its British
     texts fit (BBC, the NHS, pounds), and names the others only as trips or news."""
     currencies: dict[str, str] = {}
+    """City -> currency symbol or code written before an amount (``text_rules`` v3)."""
     price_scale: dict[str, int] = {}
     """Currency (as written in ``currencies``, spaces stripped) -> local units per pound, dollar or euro, so a
     ``{price}`` of 40 reads "¥6,000" in Tokyo; a currency without an entry is taken at 1."""
-    """City -> currency symbol or code written before an amount (``text_rules`` v3)."""
+    friend_circle: list[int] = []
+    """``[fewest, most]`` friends a persona has (``text_rules`` v3): stage 1 draws that many names into
+    ``profile["friends"]`` and every ``{friend}`` of the persona is one of them, so one user does not speak of
+    forty different friends."""
+    relation_max_age: dict[str, int] = {}
+    """Relation -> the oldest a persona may be and still have one ("grandmother": 45)."""
     conflicts: dict[str, list[tuple[str, str]]] = {}
     """Option text -> (trait_id, state_id) of other traits' states that also support it
     (``data/conflicts.json``, built by ``scripts/build_conflicts.py``)."""
@@ -223,6 +232,7 @@ class Catalog(BaseModel):
 _V3_DEFAULTS: dict[str, object] = {
     "acts": [], "parts": {}, "requires": [], "min_age": 0, "leads": [], "trial_leads": [], "filler_acts": [],
     "text_rules": "v1", "genders": {}, "currencies": {}, "occupation_tags": {}, "price_scale": {}, "home_cities": [],
+    "excludes_relations": [], "friend_circle": [], "relation_max_age": {},
 }
 
 

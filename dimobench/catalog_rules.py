@@ -75,6 +75,13 @@ def check_catalog(cat: Catalog) -> list[str]:
         problems += [f"names: city {c!r} has no currency" for c in cat.cities if c not in cat.currencies]
         problems += [f"names: home city {c!r} is not a city" for c in cat.home_cities if c not in cat.cities]
         problems += [f"names: occupation {o!r} has no tags" for o in cat.occupations if o not in cat.occupation_tags]
+    if cat.friend_circle and not (len(cat.friend_circle) == 2 and 2 <= cat.friend_circle[0] <= cat.friend_circle[1]):
+        problems.append(f"templates: friend_circle {cat.friend_circle} is not [fewest, most] with fewest >= 2")
+    known = set(cat.relations)
+    problems += [f"names: relation_max_age names {r!r}, which is not a relation" for r in cat.relation_max_age
+                 if r not in known]
+    problems += [f"{tp.topic_id}: {tr.trait_id} excludes {r!r}, which is not a relation" for tp in cat.topics
+                 for tr in tp.traits for r in tr.excludes_relations if r not in known]
     for lead in cat.leads + cat.trial_leads:
         said = f" {lead.lower()} "
         if slot_names(lead) or lead[-1:] not in ".!:" or any(w in said for w in EXPLICIT_CHANGE):

@@ -15,7 +15,14 @@
   ``min_age``), or a
   student's age, or words of study (lectures, essays, a thesis) about the user's own life for a persona who is
   not a student;
-- ``decoy_timeline``: a "long ago" decoy recalls a state the persona holds inside the suite's span.
+- ``decoy_timeline``: a "long ago" decoy recalls a state the persona holds inside the suite's span;
+- ``social_circle``: a persona's user turns name more people than its circle holds: besides its recorded
+  entities, more first names than ``profile["friends"]`` lists (or any name outside that list), or, without a
+  recorded circle, more than the catalog's ``friend_circle`` allows (:data:`DEFAULT_CIRCLE` without one). A name
+  that is also a word of the suite ("Will", "Ivy") is not counted.
+
+``profile_conflict`` also covers the household table: a recorded relation that one of the persona's traits
+excludes (``TraitEntry.excludes_relations``) or that the persona is too old to have (``relation_max_age``).
 """
 
 from __future__ import annotations
@@ -55,7 +62,13 @@ _SAME_UNIT = {"mile": "mile", "miles": "mile", "km": "km", "kilometre": "km", "k
               "kilogram": "kg", "kilograms": "kg", "pound": "lb", "pounds": "lb", "lb": "lb", "lbs": "lb"}
 
 KINDS = ("unfilled_slot", "foreign_home_city", "city_mismatch", "pronoun_clash", "time_clash",
-         "money_without_currency", "number_reply_mismatch", "profile_conflict", "decoy_timeline")
+         "money_without_currency", "number_reply_mismatch", "profile_conflict", "decoy_timeline", "social_circle")
+DEFAULT_CIRCLE = 8
+"""Most friends (people besides its recorded entities) a persona may name when neither it nor the catalog
+records a circle."""
+_CAPITAL = re.compile(r"\b[A-Z][a-z]+\b")
+_LOWER = re.compile(r"\b[a-z]+\b")
+_NEXT_CAPITAL = re.compile(r"(?:'s)? [A-Z]")
 
 
 def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
@@ -111,12 +124,54 @@ def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
         student_too_old = _is_student(catalog, occupation) and isinstance(age, int) and age > STUDENT_MAX_AGE
         too_young = isinstance(age, int) and any(age < catalog.trait(tr.trait_id).min_age
                                                  for tr in p.traits if tr.trait_id in known)
-        if (needs - tags) or student_too_old or too_young:
+        excluded = {r for tr in p.traits if tr.trait_id in known for r in catalog.trait(tr.trait_id).excludes_relations}
+        bad_relation = any(e.relation in excluded or (isinstance(age, int) and
+                                                      age > catalog.relation_max_age.get(e.relation, age))
+                           for e in p.entities)
+        if (needs - tags) or student_too_old or too_young or bad_relation:
             out["profile_conflict"].append(p.persona_id)
+    out["social_circle"] = _circle_breaches(suite, catalog)
     for q in suite.qa:
         if _SLOT.search(q.question) or any(_SLOT.search(o) for o in q.options):
             out["unfilled_slot"].append(q.qa_id)
     return out
+
+
+def _circle_breaches(suite: Suite, catalog: Catalog) -> list[str]:
+    """Personas naming more friends than their circle holds (the ``social_circle`` lint)."""
+    words = {w for t in suite.dialogues for text in (t.user, t.assistant) for w in _LOWER.findall(text)}
+    names = {n for n in catalog.first_names if n.lower() not in words}
+    said: dict[str, set[str]] = {}
+    for t in suite.dialogues:
+        said.setdefault(t.persona_id, set()).update(_people(t.user, names))
+    out = []
+    for p in suite.personas:
+        known = {p.name.split()[0], *(e.name for e in p.entities)}
+        friends = p.profile.get("friends")
+        others = said.get(p.persona_id, set()) - known
+        if isinstance(friends, list):
+            breach = bool(others - {str(f) for f in friends})
+        else:
+            breach = len(others) > (catalog.friend_circle[1] if catalog.friend_circle else DEFAULT_CIRCLE)
+        if breach:
+            out.append(p.persona_id)
+    return out
+
+
+def _people(text: str, names: set[str]) -> set[str]:
+    """First names in ``text`` used as a person's name: a name inside a longer proper noun ("Big Ben", "the Union
+    Jack", "St Peter's Basilica") is a place or a thing."""
+    found = set()
+    for m in _CAPITAL.finditer(text):
+        words, after = text[:m.start()].split(), text[m.end():]
+        prev = words[-1] if words else ""
+        # "Told Maya": the word before opens the sentence, so its capital says nothing
+        opens = len(words) == 1 or (len(words) > 1 and words[-2].endswith((".", "!", "?", ":")))
+        inside = (prev[:1].isupper() and not prev.endswith((".", "!", "?", ":")) and not opens) or bool(
+            _NEXT_CAPITAL.match(after))
+        if m.group(0) in names and not inside:
+            found.add(m.group(0))
+    return found
 
 
 def _trait_ids(catalog: Catalog) -> set[str]:

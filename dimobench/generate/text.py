@@ -37,10 +37,11 @@ class Renderer:
     """Fills templates for one persona with a seeded generator of its own."""
 
     def __init__(self, catalog: Catalog, rng: random.Random, persona_first_name: str,
-                 reserved_names: set[str], home_city: str | None = None) -> None:
-        """``home_city`` fills ``{city}``: the persona's own city (a random catalog city only without one)."""
+                 reserved_names: set[str], home_city: str | None = None, friends: list[str] | None = None) -> None:
+        """``home_city`` fills ``{city}``: the persona's own city (a random catalog city only without one);
+        ``friends``, when given, are the only names ``{friend}`` and ``{friend2}`` take (the persona's circle)."""
         self.catalog, self.rng, self.name, self.home_city = catalog, rng, persona_first_name, home_city
-        self._friends = [n for n in catalog.first_names if n not in reserved_names]
+        self._friends = list(friends) if friends else [n for n in catalog.first_names if n not in reserved_names]
         self._bags: dict[str, list[int]] = {}
         self.used_user: set[str] = set()
         self.hour: int | None = None
@@ -132,6 +133,12 @@ class Renderer:
 def home_city(persona: Persona) -> str | None:
     """The persona's own city (what ``{city}`` means under the validity rules)."""
     return str(persona.profile.get("city") or "") or None
+
+
+def friends_of(persona: Persona) -> list[str] | None:
+    """The persona's circle of friends (``profile["friends"]``, catalog v3), or None without one."""
+    friends = persona.profile.get("friends")
+    return [str(f) for f in friends] if isinstance(friends, list) and len(friends) >= 2 else None
 
 
 def _amount(base: str, scale: int) -> str:

@@ -120,3 +120,42 @@ def test_a_decoy_recalling_a_state_held_in_the_span_is_a_timeline_conflict(suite
                         state_id=trait.initial_state), cat)
     assert base is None or bad["decoy_timeline"] == base["decoy_timeline"] + 1
     assert bad["decoy_timeline"] >= 1
+
+
+def test_a_relation_the_household_or_the_age_rules_out_is_a_profile_conflict(suite):
+    cat = _catalog()
+    holder = suite.personas[0]
+    trait = cat.trait(holder.traits[0].trait_id)
+    topics = [tp.model_copy(update={"traits": [t.model_copy(update={"excludes_relations": ["flatmate"]})
+                                               if t.trait_id == trait.trait_id else t for t in tp.traits]})
+              for tp in cat.topics]
+    cat = cat.model_copy(update={"topics": topics, "relation_max_age": {"grandmother": 45}})
+
+    def count(relation: str, age: int) -> int:
+        p = holder.model_copy(update={"profile": {**holder.profile, "age": age, "occupation": "translator"},
+                                      "entities": [Entity(entity_id="e9", name="Kim", relation=relation)]})
+        return lints(dataclasses.replace(suite, personas=[p, *suite.personas[1:]]), cat)["profile_conflict"] \
+            .count(p.persona_id)
+
+    assert count("flatmate", 30) == 1 and count("neighbour", 30) == 0
+    assert count("grandmother", 60) == 1 and count("grandmother", 40) == 0
+
+
+def test_naming_a_friend_outside_the_persona_circle_breaks_the_social_circle(suite):
+    cat = _catalog()
+    cat = cat.model_copy(update={"first_names": [*cat.first_names, "Ben", "Jack"]})
+    p = suite.personas[0]
+    friends = [n for n in cat.first_names if n not in {p.name.split()[0], *(e.name for e in p.entities)}][:3]
+    circled = _with_profile(suite, friends=friends)
+    # the small suite's own turns name friends from the whole catalog: blank them
+    blank = [t.model_copy(update={"user": "Some text."}) if t.persona_id == p.persona_id else t
+             for t in circled.dialogues]
+    clean = _plant(dataclasses.replace(circled, dialogues=blank), f"{friends[0]} lent me a bike.")
+    outsider = next(n for n in cat.first_names if n not in friends and n not in {p.name.split()[0]}
+                    and n not in {e.name for e in p.entities} and n != "Will")
+    assert p.persona_id not in lints(clean, cat)["social_circle"]
+    stranger = _plant(clean, f"{outsider} lent me a bike.")
+    assert p.persona_id in lints(stranger, cat)["social_circle"]
+    # the Union Jack is a flag and Big Ben a bell: a first name inside a proper noun is nobody
+    assert p.persona_id not in lints(_plant(clean, "Why is it called Big Ben and not the Union Jack?"),
+                                     cat)["social_circle"]

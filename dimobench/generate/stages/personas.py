@@ -1,4 +1,5 @@
-"""Stage 1: personas with a profile, 4-8 traits from distinct topics, and the people they mention."""
+"""Stage 1: personas with a profile, 4-8 traits from distinct topics, and the people they mention (catalog v3: a
+fixed circle of friends too, ``profile["friends"]``)."""
 
 from __future__ import annotations
 
@@ -51,8 +52,13 @@ def run(cfg: GenerateConfig, inputs: Catalog, rng: random.Random) -> Output:
                 initial_state=rng.choice(entry.states).state_id,
             ))
         if v3:
-            entities = _gendered_entities(catalog, rng, first_names, used_first)
             profile = _fitting_profile(catalog, rng, traits)
+            entities = _gendered_entities(catalog, rng, first_names, used_first, traits, int(str(profile["age"])))
+            if catalog.friend_circle:
+                fewest, most = catalog.friend_circle
+                # unique inside the persona only: a suite of many personas must not run out of names
+                taken = {first, *(e.name for e in entities)}
+                profile["friends"] = rng.sample([n for n in first_names if n not in taken], rng.randint(fewest, most))
         else:
             relations = rng.sample(neutral, rng.randint(3, 5))
             entities = [Entity(entity_id=f"e{j + 1}", name=_take(first_names, used_first), relation=rel)
@@ -67,9 +73,13 @@ def run(cfg: GenerateConfig, inputs: Catalog, rng: random.Random) -> Output:
     return Output(personas=personas)
 
 
-def _gendered_entities(catalog: Catalog, rng: random.Random, pool: list[str], used: set[str]) -> list[Entity]:
-    """3-5 people the persona knows; a gendered relation ("my sister") gets a name of that gender."""
-    relations = rng.sample(catalog.relations, rng.randint(3, 5))
+def _gendered_entities(catalog: Catalog, rng: random.Random, pool: list[str], used: set[str], traits: list[Trait],
+                       age: int) -> list[Entity]:
+    """3-5 people the persona knows; a gendered relation ("my sister") gets a name of that gender, and no relation
+    is one a trait excludes (``excludes_relations``) or one the persona is too old to have (``relation_max_age``)."""
+    excluded = {r for tr in traits for r in catalog.trait(tr.trait_id).excludes_relations}
+    fits = [r for r in catalog.relations if r not in excluded and age <= catalog.relation_max_age.get(r, age)]
+    relations = rng.sample(fits, rng.randint(3, 5))
     entities = []
     for j, rel in enumerate(relations):
         name = _take(pool, used, _of_gender(catalog, relation_gender(rel)))
