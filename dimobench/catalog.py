@@ -199,6 +199,9 @@ class Catalog(BaseModel):
     price_scale: dict[str, int] = {}
     """Currency (as written in ``currencies``, spaces stripped) -> local units per pound, dollar or euro, so a
     ``{price}`` of 40 reads "¥6,000" in Tokyo; a currency without an entry is taken at 1."""
+    price_bands: dict[str, list[str]] = {}
+    """Band -> base amounts for ``{price:BAND}`` (``small`` for a bus fare, ``big`` for a sofa; ``text_rules``
+    v3); a plain ``{price}`` draws from ``slots["price"]``."""
     friend_circle: list[int] = []
     """``[fewest, most]`` friends a persona has (``text_rules`` v3): stage 1 draws that many names into
     ``profile["friends"]`` and every ``{friend}`` of the persona is one of them, so one user does not speak of
@@ -232,7 +235,7 @@ class Catalog(BaseModel):
 _V3_DEFAULTS: dict[str, object] = {
     "acts": [], "parts": {}, "requires": [], "min_age": 0, "leads": [], "trial_leads": [], "filler_acts": [],
     "text_rules": "v1", "genders": {}, "currencies": {}, "occupation_tags": {}, "price_scale": {}, "home_cities": [],
-    "excludes_relations": [], "friend_circle": [], "relation_max_age": {},
+    "excludes_relations": [], "friend_circle": [], "relation_max_age": {}, "price_bands": {},
 }
 
 
@@ -279,6 +282,11 @@ def stemmed_words(text: str) -> frozenset[str]:
 def slot_names(template: str) -> set[str]:
     """Names of the ``{slots}`` a template uses."""
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def slot_specs(template: str) -> set[tuple[str, str]]:
+    """``(slot, format spec)`` of every ``{slot:spec}`` a template uses (``{price:small}``)."""
+    return {(name, spec) for _, name, spec, _ in string.Formatter().parse(template) if name and spec}
 
 
 def _load_json(path: Path) -> object:

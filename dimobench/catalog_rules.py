@@ -15,6 +15,7 @@ from dimobench.catalog import (
     TopicEntry,
     content_words,
     slot_names,
+    slot_specs,
     stemmed_words,
 )
 
@@ -77,6 +78,9 @@ def check_catalog(cat: Catalog) -> list[str]:
         problems += [f"names: occupation {o!r} has no tags" for o in cat.occupations if o not in cat.occupation_tags]
     if cat.friend_circle and not (len(cat.friend_circle) == 2 and 2 <= cat.friend_circle[0] <= cat.friend_circle[1]):
         problems.append(f"templates: friend_circle {cat.friend_circle} is not [fewest, most] with fewest >= 2")
+    for text in _texts(cat):
+        problems += [f"templates: {{{name}:{spec}}} in {text!r} is not a price band of price_bands"
+                     for name, spec in slot_specs(text) if name != "price" or spec not in cat.price_bands]
     known = set(cat.relations)
     problems += [f"names: relation_max_age names {r!r}, which is not a relation" for r in cat.relation_max_age
                  if r not in known]
@@ -87,6 +91,19 @@ def check_catalog(cat: Catalog) -> list[str]:
         if slot_names(lead) or lead[-1:] not in ".!:" or any(w in said for w in EXPLICIT_CHANGE):
             problems.append(f"templates: lead {lead!r} has a slot, a change phrase or no closing . ! :")
     return problems
+
+
+def _texts(cat: Catalog) -> list[str]:
+    """Every template string of the catalog (both sides of each exchange, every act's contexts and asks)."""
+    exchanges = [*cat.filler, *cat.entity, *cat.decoy, *(ex for a in cat.filler_acts for ex in a.asks)]
+    contexts = [c for a in cat.filler_acts for c in a.context]
+    for tp in cat.topics:
+        exchanges += tp.chatter
+        for tr in tp.traits:
+            for st in tr.states:
+                exchanges += st.cues + [ex for a in st.acts for ex in a.asks]
+                contexts += [c for a in st.acts for c in a.context]
+    return contexts + [t for ex in exchanges for t in (ex.user, ex.assistant)]
 
 
 def _bad_slots(where: str, ex: Exchange, allowed: frozenset[str]) -> list[str]:

@@ -65,3 +65,11 @@ def test_catalog_v3_texts_pass_stage_6s_implicit_rule():
                 parts = [x for xs in st.parts.values() for x in xs]
                 bad += [f"{st.state_id}: {t!r}" for t in st.cue_texts() + parts if SENTIMENT.search(t)]
     assert bad == []
+
+
+def test_a_price_band_the_catalog_does_not_define_is_a_catalog_error():
+    cat = load_catalog(str(find_catalog("catalog-v3")))
+    act = cat.filler_acts[0]
+    bad = act.model_copy(update={"context": [*act.context, "Paid {price:tiny} for it."]})
+    problems = check_catalog(cat.model_copy(update={"filler_acts": [bad, *cat.filler_acts[1:]]}))
+    assert problems == ["templates: {price:tiny} in 'Paid {price:tiny} for it.' is not a price band of price_bands"]

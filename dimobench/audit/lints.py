@@ -33,7 +33,7 @@ from dimobench.catalog import Catalog, relation_gender, suite_catalog
 from dimobench.suite.load import Suite
 from dimobench.suite.plan import LatentPlan
 
-_SLOT = re.compile(r"\{[a-z_0-9]+\}")
+_SLOT = re.compile(r"\{[a-z_0-9]+(?::[a-z]+)?\}")
 _HOME = ("here in ", "i live in ", "back home in ", "living in ", "home in ")
 _SENTENCE = re.compile(r"[^.!?]+[.!?]?")
 _PRONOUN = re.compile(r"\b(he|him|his|himself|she|her|hers|herself)\b")

@@ -74,7 +74,8 @@ class Renderer:
         typed["clock"] = f"{hour}:{self.rng.choice(('00', '15', '30', '45'))}"
         currency = self.catalog.currencies.get(self.home_city or values["city"], "")
         scale = self.catalog.price_scale.get(currency.strip(), 1)
-        typed["price"] = f"{currency}{_amount(values.get('price', '0'), scale)}"
+        typed["price"] = _Price(f"{currency}{_amount(values.get('price', '0'), scale)}", currency, scale,
+                                self.catalog.price_bands, self.rng)
         pronouns = _PRONOUNS.get(self.catalog.genders.get(values["friend"], ""), {})
         typed.update({f"friend_{k}": v for k, v in pronouns.items()})
         return typed
@@ -139,6 +140,25 @@ def friends_of(persona: Persona) -> list[str] | None:
     """The persona's circle of friends (``profile["friends"]``, catalog v3), or None without one."""
     friends = persona.profile.get("friends")
     return [str(f) for f in friends] if isinstance(friends, list) and len(friends) >= 2 else None
+
+
+class _Price(str):
+    """A ``{price}``: the plain slot is the amount drawn from the ``price`` list; ``{price:small}`` draws from the
+    catalog's ``price_bands["small"]`` instead, so a bag of bread and a sofa do not cost the same."""
+
+    _money: tuple[str, int, dict[str, list[str]], random.Random]
+
+    def __new__(cls, plain: str, currency: str, scale: int, bands: dict[str, list[str]],
+                rng: random.Random) -> _Price:
+        value = super().__new__(cls, plain)
+        value._money = (currency, scale, bands, rng)
+        return value
+
+    def __format__(self, spec: str) -> str:
+        if not spec:
+            return str(self)
+        currency, scale, bands, rng = self._money
+        return f"{currency}{_amount(rng.choice(bands[spec]), scale)}"
 
 
 def _amount(base: str, scale: int) -> str:

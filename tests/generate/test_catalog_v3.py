@@ -118,3 +118,15 @@ def test_the_same_seed_gives_the_same_bytes(tmp_path, suites):
     first = Path(suites[0].path)
     for name in ("personas.jsonl", "dialogues.jsonl", "qa.jsonl"):
         assert (again / name).read_bytes() == (first / name).read_bytes(), name
+
+
+def test_a_price_band_writes_amounts_of_its_size_in_the_persona_currency():
+    # a bag of bread and a sofa must not cost the same: {price:small} and {price:big} draw from their bands
+    r = Renderer(CAT, random.Random(3), "Ana", {"Ana"}, home_city="Leeds")
+    asks = [Exchange(user="Fair?", assistant="Yes."), Exchange(user="Too much?", assistant="No.")]
+    act = Act(context=["Got bread for {price:small} and a sofa for {price:big}.",
+                       "Bread came to {price:small}, the sofa to {price:big}."], asks=asks)
+    for _ in range(20):
+        user, _ = r.render_act("k", [act])
+        small, big = (float(x.replace(",", "")) for x in re.findall(r"£([\d,.]+)", user))
+        assert small < 5 and big >= 180, user
