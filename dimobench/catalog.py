@@ -250,6 +250,27 @@ def _drop_unset_v3(value: object) -> object:
 _WORD = re.compile(r"[a-z']+")
 
 
+_WINTER, _SUMMER = frozenset({11, 12, 1, 2, 3}), frozenset({5, 6, 7, 8, 9})
+SEASONAL: tuple[tuple[re.Pattern[str], frozenset[int]], ...] = tuple(
+    (re.compile(rf"\b({w})\b", re.IGNORECASE), m) for w, m in (
+    (r"snow\w*|frost\w*|sledg\w+|icy|mince pies?|thermals|gritters?", _WINTER),
+    (r"christmas\w*|advent calendars?|secret santa|carol singers|carols", frozenset({11, 12})),
+    (r"heatwaves?|sunburn\w*|sunbath\w*|paddling pool|hosepipe ban|sun cream|suncream|sweltering", _SUMMER),
+    (r"wasps?", frozenset({5, 6, 7, 8, 9, 10})),
+    (r"autumn leaves|conkers?|fallen leaves|bonfire night", frozenset({9, 10, 11})),
+    (r"daffodils?|bluebells?|blossom", frozenset({2, 3, 4, 5})),
+    (r"clocks (?:go|went|change[sd]?|going) (?:back|forward)|clocks change[sd]?", frozenset({3, 10})),
+))
+"""Words that tie a text to months of the (northern) year; a v3 turn is written only in a month they fit."""
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December")
+
+
+def in_season(text: str, month: int) -> bool:
+    """Whether every seasonal word of ``text`` (:data:`SEASONAL`) fits ``month`` (1-12)."""
+    return all(month in months for pattern, months in SEASONAL if pattern.search(text))
+
+
 def content_words(text: str) -> set[str]:
     """Lower-cased words of ``text`` that are not stop words or slot names (apostrophe forms are split off)."""
     words = set()

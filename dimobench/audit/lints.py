@@ -19,7 +19,11 @@
 - ``social_circle``: a persona's user turns name more people than its circle holds: besides its recorded
   entities, more first names than ``profile["friends"]`` lists (or any name outside that list), or, without a
   recorded circle, more than the catalog's ``friend_circle`` allows (:data:`DEFAULT_CIRCLE` without one). A name
-  that is also a word of the suite ("Will", "Ivy") is not counted.
+  that is also a word of the suite ("Will", "Ivy"), one inside a longer proper noun ("Big Ben") and one said in a
+  single turn only ("a book on Henry VIII") are not counted.
+
+- ``season_clash``: a user turn with a seasonal word (snow, a heatwave, conkers, the clocks going back:
+  ``dimobench.catalog.SEASONAL``) in a month it does not fit, by the turn's timestamp.
 
 ``profile_conflict`` also covers the household table: a recorded relation that one of the persona's traits
 excludes (``TraitEntry.excludes_relations``) or that the persona is too old to have (``relation_max_age``).
@@ -29,7 +33,7 @@ from __future__ import annotations
 
 import re
 
-from dimobench.catalog import Catalog, relation_gender, suite_catalog
+from dimobench.catalog import Catalog, in_season, relation_gender, suite_catalog
 from dimobench.suite.load import Suite
 from dimobench.suite.plan import LatentPlan
 
@@ -62,7 +66,8 @@ _SAME_UNIT = {"mile": "mile", "miles": "mile", "km": "km", "kilometre": "km", "k
               "kilogram": "kg", "kilograms": "kg", "pound": "lb", "pounds": "lb", "lb": "lb", "lbs": "lb"}
 
 KINDS = ("unfilled_slot", "foreign_home_city", "city_mismatch", "pronoun_clash", "time_clash",
-         "money_without_currency", "number_reply_mismatch", "profile_conflict", "decoy_timeline", "social_circle")
+         "money_without_currency", "number_reply_mismatch", "profile_conflict", "decoy_timeline", "social_circle",
+         "season_clash")
 DEFAULT_CIRCLE = 8
 """Most friends (people besides its recorded entities) a persona may name when neither it nor the catalog
 records a circle."""
@@ -103,6 +108,9 @@ def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
             out["pronoun_clash"].append(where)
         if _time_clash(said):
             out["time_clash"].append(where)
+        month = t.timestamp[5:7] if t.timestamp else ""
+        if month.isdigit() and not in_season(t.user, int(month)):
+            out["season_clash"].append(where)
         if _MONEY.search(said):
             out["money_without_currency"].append(where)
         if _number_mismatch(said, t.assistant.lower()):
@@ -141,9 +149,15 @@ def _circle_breaches(suite: Suite, catalog: Catalog) -> list[str]:
     """Personas naming more friends than their circle holds (the ``social_circle`` lint)."""
     words = {w for t in suite.dialogues for text in (t.user, t.assistant) for w in _LOWER.findall(text)}
     names = {n for n in catalog.first_names if n.lower() not in words}
-    said: dict[str, set[str]] = {}
+    turns_naming: dict[tuple[str, str], int] = {}
     for t in suite.dialogues:
-        said.setdefault(t.persona_id, set()).update(_people(t.user, names))
+        for n in _people(t.user, names):
+            turns_naming[(t.persona_id, n)] = turns_naming.get((t.persona_id, n), 0) + 1
+    # a friend comes back; a name said in one turn only is more often Henry VIII or a shop called Zara
+    said: dict[str, set[str]] = {}
+    for (pid, n), k in turns_naming.items():
+        if k >= 2:
+            said.setdefault(pid, set()).add(n)
     out = []
     for p in suite.personas:
         known = {p.name.split()[0], *(e.name for e in p.entities)}

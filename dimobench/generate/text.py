@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
-from dimobench.catalog import Act, Catalog, Exchange
+from dimobench.catalog import MONTHS, Act, Catalog, Exchange, in_season
 from dimobench.suite.schema import Persona
 
 _OPENERS = ("Quick one:", "Okay, next thing:", "Random question:", "Hey again.", "One more thing:",
@@ -47,6 +47,18 @@ class Renderer:
         self.hour: int | None = None
         """The hour of the turn being written (catalog v3: ``{time_of_day}`` is a part of today already begun,
         since most cues tell what the user did "this evening")."""
+        self.month: int | None = None
+        """The month of the turn being written (catalog v3: ``{month}`` is this month, and a text with a seasonal
+        word of other months, :data:`dimobench.catalog.SEASONAL`, is drawn again)."""
+
+    def at(self, timestamp: str) -> None:
+        """Write the next turns as of ``timestamp`` (ISO 8601): its hour and month (catalog v3 only)."""
+        if self.catalog.text_rules == "v3":
+            self.hour, self.month = int(timestamp[11:13]), int(timestamp[5:7])
+
+    def _fits(self, user: str, reply: str) -> bool:
+        """New for this persona, and in season (v3: no snow in July)."""
+        return user not in self.used_user and (self.month is None or in_season(f"{user} {reply}", self.month))
 
     def _draw(self, key: str, pool: list[Exchange]) -> Exchange:
         return pool[self._draw_index(key, len(pool))]
@@ -69,6 +81,8 @@ class Renderer:
         if self.hour is not None:
             begun = [w for w in self.catalog.slots.get("time_of_day", []) if HOURS.get(w, (24, 24))[0] <= self.hour]
             typed["time_of_day"] = values["time_of_day"] = self.rng.choice(begun or ["morning"])
+        if self.month is not None:
+            typed["month"] = values["month"] = MONTHS[self.month - 1]
         first, last = HOURS.get(values.get("time_of_day", ""), (9, 17))
         hour = self.rng.randint(first, last)
         typed["clock"] = f"{hour}:{self.rng.choice(('00', '15', '30', '45'))}"
@@ -86,7 +100,7 @@ class Renderer:
             ex = self._draw(key, pool)
             values = self._slots(extra)
             user = _fill(ex.user, values)
-            if user not in self.used_user:
+            if self._fits(user, _fill(ex.assistant, values)):
                 break
         else:
             user = self._reopen(user) if self.catalog.text_rules == "v3" else (
@@ -110,7 +124,7 @@ class Renderer:
                         if self.catalog.leads and self.rng.random() < LEAD_SHARE else "")
             values = self._slots({**{k: self.rng.choice(v) for k, v in (parts or {}).items()}, **extra})
             user = " ".join(p for p in (lead, _fill(context, values), _fill(ask.user, values)) if p)
-            if user not in self.used_user:
+            if self._fits(user, _fill(ask.assistant, values)):
                 break
         else:
             user = self._reopen(user)

@@ -37,6 +37,13 @@ def _plant(suite: Suite, user: str, assistant: str = "Sure.", kind: str = "fille
     return dataclasses.replace(suite, dialogues=turns)
 
 
+def _plant_at(suite: Suite, turn: int, user: str) -> Suite:
+    """The suite with its first persona's turn ``turn`` saying ``user`` (a filler)."""
+    turns = [t.model_copy(update={"user": user, "annotation": Annotation(kind="filler")})
+             if t.persona_id == suite.personas[0].persona_id and t.turn == turn else t for t in suite.dialogues]
+    return dataclasses.replace(suite, dialogues=turns)
+
+
 def _with_profile(suite: Suite, **profile: object) -> Suite:
     first = suite.personas[0]
     p = first.model_copy(update={"profile": {**first.profile, **profile}})
@@ -155,7 +162,33 @@ def test_naming_a_friend_outside_the_persona_circle_breaks_the_social_circle(sui
                     and n not in {e.name for e in p.entities} and n != "Will")
     assert p.persona_id not in lints(clean, cat)["social_circle"]
     stranger = _plant(clean, f"{outsider} lent me a bike.")
+    assert p.persona_id not in lints(stranger, cat)["social_circle"]  # one turn: a book on Henry VIII, a shop
+    stranger = _plant_at(stranger, 11, f"{outsider} wants the bike back.")
     assert p.persona_id in lints(stranger, cat)["social_circle"]
     # the Union Jack is a flag and Big Ben a bell: a first name inside a proper noun is nobody
     assert p.persona_id not in lints(_plant(clean, "Why is it called Big Ben and not the Union Jack?"),
                                      cat)["social_circle"]
+
+
+def test_a_seasonal_word_out_of_its_months_is_a_season_clash(suite):
+    cat = _catalog()
+    turn = next(t for t in suite.dialogues if t.persona_id == suite.personas[0].persona_id and t.turn == 10)
+    month = int(turn.timestamp[5:7])
+    bad = "Got sunburnt in the park today." if month in (11, 12, 1, 2, 3) else "Cleared the snow off the car."
+    before = _found(_plant(suite, "Cleared the car today."), cat)["season_clash"]
+    assert _found(_plant(suite, bad), cat)["season_clash"] == before + 1
+
+
+def test_the_v3_renderer_writes_this_month_and_keeps_seasonal_texts_in_season():
+    import random
+
+    from dimobench.catalog import Act, Exchange, find_catalog
+    from dimobench.generate.text import Renderer
+
+    cat = load_catalog(str(find_catalog("catalog-v3")))
+    asks = [Exchange(user="Any tips?", assistant="Yes."), Exchange(user="Thoughts?", assistant="Sure.")]
+    act = Act(context=["Cleared the snow off the car.", "Booked a table for {month}."], asks=asks)
+    r = Renderer(cat, random.Random(1), "Ana", {"Ana"}, home_city="Leeds")
+    r.at("2024-07-14T10:00:00")
+    said = [r.render_act("k", [act])[0] for _ in range(8)]
+    assert not any("snow" in u for u in said) and any("July" in u for u in said), said

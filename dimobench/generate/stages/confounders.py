@@ -64,8 +64,7 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
         n = min(len(fillers), round(cfg.confounder_rate * len(turns)))
         for i in sorted(prng.sample(fillers, n)):
             kind = prng.choices(list(KIND_WEIGHTS), list(KIND_WEIGHTS.values()))[0]
-            if inputs.catalog.text_rules == "v3":
-                renderer.hour = int(turns[i].timestamp[11:13])
+            renderer.at(turns[i].timestamp)
             made = _confounder(kind, turns[i].turn, plan, inputs.catalog, renderer, prng)
             if made is not None:
                 user, assistant, ann = made

@@ -67,8 +67,7 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
         tried: dict[str, int] = {}
         for t in range(1, cfg.turns + 1):
             session, ts = clock.tick()
-            if inputs.catalog.text_rules == "v3":
-                renderer.hour = int(ts[11:13])
+            renderer.at(ts)
             spec = _spec(cfg, plan, t, prng)
             if spec is None:
                 user, assistant = _filler(inputs.catalog, renderer, prng)

@@ -1,0 +1,113 @@
+"""Issue 15's figures for one catalog on fresh seeds, in one run: prints JSON.
+
+Generates ``--preset dimobench`` suites of ``--seeds`` and one ``--preset xl`` suite of ``--xl-seed``
+(``--qa-rules valid``, offline verification and the generate-time audit on), then:
+
+- audits each preset with its learned attacks trained on the *other* presets, and the XL suite trained on all
+  presets (the generate-time card's leave-one-persona-out figure is reported beside it);
+- evaluates ``none``, ``oracle``, ``full``, ``recency`` and ``precomem`` on each suite (accuracy with its
+  interval, stale and confounder rates, normalised score, evidence recall@10);
+- runs ``verify --calibrate`` on the first preset;
+- checks each comparison of the acceptance (none <= 0.30, oracle >= 0.95, precomem above full and recency,
+  full's stale rate above precomem's, recency's confounder rate above precomem's).
+
+Run: ``.venv/bin/python benchmarks/validity.py --catalog catalog-v3 --seeds 741 742 743 744 745 --xl-seed 746
+[--keep DIR]`` (about 25 minutes on 2 cores; ``--no-xl`` skips the XL suite).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+# This folder holds benchmarks/precomem.py; run as a script, it would shadow the precomem package.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+SYSTEMS = ["none", "oracle", "full", "recency", "precomem"]
+
+
+def _audit_row(report: Any, card: dict[str, Any]) -> dict[str, Any]:
+    best = report.strongest
+    shortcuts = {s.name: s.accuracy for s in report.shortcuts}
+    return {"strongest": best.name if best else None, "strongest_accuracy": best.accuracy if best else None,
+            "strongest_ci": list(best.ci) if best and best.ci else None,
+            "bow_window": shortcuts.get("bow_window"), "shortcuts_max": max(shortcuts.values(), default=None),
+            "flags": sum(report.flags.values()) if report.flags else 0,
+            "lints": sum(len(v) for v in report.lints.values()) if report.lints else 0,
+            "gates_pass": report.passed, "generate_card": card}
+
+
+def _eval_row(report: dict[str, Any]) -> dict[str, Any]:
+    rows = {}
+    for name, f in report["systems"].items():
+        er = f.get("evidence_recall") or {}
+        rows[name] = {"overall": f["overall"], "ci": f.get("overall_ci"), "stale": f.get("stale_rate"),
+                      "confounder": f.get("confounder_rate"), "normalised": f.get("normalized"),
+                      "recall_at_10": er.get("value") if isinstance(er, dict) else None}
+    s = rows
+    rows["checks"] = {
+        "none<=0.30": s["none"]["overall"] <= 0.30, "oracle>=0.95": s["oracle"]["overall"] >= 0.95,
+        "precomem>full": s["precomem"]["overall"] > s["full"]["overall"],
+        "precomem>recency": s["precomem"]["overall"] > s["recency"]["overall"],
+        "stale full>precomem": (s["full"]["stale"] or 0) > (s["precomem"]["stale"] or 0),
+        "confounder recency>precomem": (s["recency"]["confounder"] or 0) > (s["precomem"]["confounder"] or 0),
+    }
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--catalog", default="catalog-v3")
+    ap.add_argument("--seeds", type=int, nargs="+", default=[741, 742, 743, 744, 745])
+    ap.add_argument("--xl-seed", type=int, default=746)
+    ap.add_argument("--no-xl", action="store_true")
+    ap.add_argument("--keep", type=Path, help="write the suites and evaluations here (an empty folder)")
+    args = ap.parse_args()
+    from dimobench.api import EvalConfig, audit_suite, evaluate, generate_suite
+    from dimobench.catalog import find_catalog
+    from dimobench.generate.config import make_config
+    from dimobench.verify.calibrate import calibrate
+
+    found = find_catalog(args.catalog)
+    if found is None:
+        raise SystemExit(f"no catalog {args.catalog!r}")
+    os.environ["DIMOBENCH_CATALOG"] = str(found)  # what generate --catalog sets
+    out: dict[str, Any] = {"catalog": args.catalog, "seeds": args.seeds,
+                           "xl_seed": None if args.no_xl else args.xl_seed}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = args.keep or Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
+        paths: dict[str, Path] = {}
+        cards: dict[str, dict[str, Any]] = {}
+        plan = [(f"p{s}", "dimobench", s) for s in args.seeds] + ([] if args.no_xl else [(f"x{args.xl_seed}", "xl",
+                                                                                             args.xl_seed)])
+        for key, preset, seed in plan:
+            paths[key] = root / key
+            generate_suite(make_config(preset, seed=seed, qa_rules="valid"), paths[key], verify=True, audit=True)
+            card = json.loads((paths[key] / "manifest.json").read_text()).get("audit") or {}
+            cards[key] = {"passed": card.get("passed"), "strongest": card.get("strongest")}
+        presets = [f"p{s}" for s in args.seeds]
+        out["audit"] = {}
+        for key in paths:
+            train = [paths[k] for k in presets if k != key]
+            out["audit"][key] = _audit_row(audit_suite(paths[key], train=train), cards[key])
+        out["evaluate"] = {}
+        for key in paths:
+            evaluate(EvalConfig(suites=[paths[key]], systems=SYSTEMS, plots=False, jobs=None), root / f"eval-{key}")
+            out["evaluate"][key] = _eval_row(json.loads((root / f"eval-{key}" / "report.json").read_text()))
+        cal = calibrate(paths[presets[0]])
+        per_defect: dict[str, Any] = cal["per_defect"]  # type: ignore[assignment]
+        out["calibrate"] = {"suite": presets[0], "caught": cal["caught_rate"], "planted": cal["planted"],
+                            "false_reject_rate": cal["false_reject_rate"], "clean": cal["clean"],
+                            "lowest_kind": min(((r["caught"] / r["n"], k) for k, r in per_defect.items()),
+                                               default=None)}
+    print(json.dumps(out, indent=2, default=str))
+
+
+if __name__ == "__main__":
+    main()
