@@ -217,6 +217,15 @@ class Catalog(BaseModel):
         the models kept the v1 and v2 catalogs' bytes (and the fingerprints of the suites made from them)."""
         return json.dumps(_drop_unset_v3(self.model_dump(mode="json")), ensure_ascii=False, separators=(",", ":"))
 
+    def relation_fits(self, relation: str, trait_ids: list[str], age: int | None) -> bool:
+        """Whether a persona of ``age`` holding these traits may have someone of ``relation`` (the household table:
+        no trait of them excludes it, ``TraitEntry.excludes_relations``, and the persona is not too old for it,
+        ``relation_max_age``); traits the catalog does not know exclude nothing."""
+        known = self._traits()
+        if any(relation in known[t].excludes_relations for t in trait_ids if t in known):
+            return False
+        return age is None or age <= self.relation_max_age.get(relation, age)
+
     def trait(self, trait_id: str) -> TraitEntry:
         """Return the trait with this id."""
         return self._traits()[trait_id]

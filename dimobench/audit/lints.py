@@ -20,8 +20,7 @@
   entities, more first names than ``profile["friends"]`` lists (or any name outside that list), or, without a
   recorded circle, more than the catalog's ``friend_circle`` allows (:data:`DEFAULT_CIRCLE` without one). A name
   that is also a word of the suite ("Will", "Ivy"), one inside a longer proper noun ("Big Ben") and one said in a
-  single turn only ("a book on Henry VIII") are not counted.
-
+  single turn only ("a book on Henry VIII") are not counted;
 - ``season_clash``: a user turn with a seasonal word (snow, a heatwave, conkers, the clocks going back:
   ``dimobench.catalog.SEASONAL``) in a month it does not fit, by the turn's timestamp.
 
@@ -132,9 +131,8 @@ def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
         student_too_old = _is_student(catalog, occupation) and isinstance(age, int) and age > STUDENT_MAX_AGE
         too_young = isinstance(age, int) and any(age < catalog.trait(tr.trait_id).min_age
                                                  for tr in p.traits if tr.trait_id in known)
-        excluded = {r for tr in p.traits if tr.trait_id in known for r in catalog.trait(tr.trait_id).excludes_relations}
-        bad_relation = any(e.relation in excluded or (isinstance(age, int) and
-                                                      age > catalog.relation_max_age.get(e.relation, age))
+        ids = [tr.trait_id for tr in p.traits]
+        bad_relation = any(not catalog.relation_fits(e.relation, ids, age if isinstance(age, int) else None)
                            for e in p.entities)
         if (needs - tags) or student_too_old or too_young or bad_relation:
             out["profile_conflict"].append(p.persona_id)

@@ -99,14 +99,14 @@ class Renderer:
         for _ in range(12):
             ex = self._draw(key, pool)
             values = self._slots(extra)
-            user = _fill(ex.user, values)
-            if self._fits(user, _fill(ex.assistant, values)):
+            user, reply = _fill(ex.user, values), _fill(ex.assistant, values)
+            if self._fits(user, reply):
                 break
         else:
             user = self._reopen(user) if self.catalog.text_rules == "v3" else (
                 f"{self.rng.choice(_OPENERS)} {user[0].lower()}{user[1:]}" if user[:1].isupper() else user)
         self.used_user.add(user)
-        return user, _fill(ex.assistant, values)
+        return user, reply
 
 
     def render_act(self, key: str, acts: list[Act], parts: dict[str, list[str]] | None = None,
@@ -124,12 +124,13 @@ class Renderer:
                         if self.catalog.leads and self.rng.random() < LEAD_SHARE else "")
             values = self._slots({**{k: self.rng.choice(v) for k, v in (parts or {}).items()}, **extra})
             user = " ".join(p for p in (lead, _fill(context, values), _fill(ask.user, values)) if p)
-            if self._fits(user, _fill(ask.assistant, values)):
+            reply = _fill(ask.assistant, values)
+            if self._fits(user, reply):
                 break
         else:
             user = self._reopen(user)
         self.used_user.add(user)
-        return user, _fill(ask.assistant, values)
+        return user, reply
 
     def _reopen(self, user: str) -> str:
         """A user text already said, made new with one of the catalog's leads (they end a sentence and carry no

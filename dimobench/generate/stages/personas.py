@@ -77,8 +77,8 @@ def _gendered_entities(catalog: Catalog, rng: random.Random, pool: list[str], us
                        age: int) -> list[Entity]:
     """3-5 people the persona knows; a gendered relation ("my sister") gets a name of that gender, and no relation
     is one a trait excludes (``excludes_relations``) or one the persona is too old to have (``relation_max_age``)."""
-    excluded = {r for tr in traits for r in catalog.trait(tr.trait_id).excludes_relations}
-    fits = [r for r in catalog.relations if r not in excluded and age <= catalog.relation_max_age.get(r, age)]
+    ids = [tr.trait_id for tr in traits]
+    fits = [r for r in catalog.relations if catalog.relation_fits(r, ids, age)]
     relations = rng.sample(fits, rng.randint(3, 5))
     entities = []
     for j, rel in enumerate(relations):
