@@ -262,13 +262,16 @@ _WORD = re.compile(r"[a-z']+")
 _WINTER, _SUMMER = frozenset({11, 12, 1, 2, 3}), frozenset({5, 6, 7, 8, 9})
 SEASONAL: tuple[tuple[re.Pattern[str], frozenset[int]], ...] = tuple(
     (re.compile(rf"\b({w})\b", re.IGNORECASE), m) for w, m in (
-    (r"snow\w*|frost\w*|sledg\w+|icy|mince pies?|thermals|gritters?", _WINTER),
+    (r"snow\w*|frost\w*|sledges?|sledging|icy|mince pies?|thermals|gritters?", _WINTER),
     (r"christmas\w*|advent calendars?|secret santa|carol singers|carols", frozenset({11, 12})),
+    (r"boxing day", frozenset({12})),
     (r"heatwaves?|sunburn\w*|sunbath\w*|paddling pool|hosepipe ban|sun cream|suncream|sweltering", _SUMMER),
     (r"wasps?", frozenset({5, 6, 7, 8, 9, 10})),
     (r"autumn leaves|conkers?|fallen leaves|bonfire night", frozenset({9, 10, 11})),
     (r"daffodils?|bluebells?|blossom", frozenset({2, 3, 4, 5})),
-    (r"clocks (?:go|went|change[sd]?|going) (?:back|forward)|clocks change[sd]?", frozenset({3, 10})),
+    (r"clocks (?:go|went|going) forward", frozenset({3})),
+    (r"clocks (?:go|went|going) back", frozenset({10})),
+    (r"clocks change[sd]?", frozenset({3, 10})),
 ))
 """Words that tie a text to months of the (northern) year; a v3 turn is written only in a month they fit."""
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",

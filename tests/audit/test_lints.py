@@ -192,3 +192,12 @@ def test_the_v3_renderer_writes_this_month_and_keeps_seasonal_texts_in_season():
     r.at("2024-07-14T10:00:00")
     said = [r.render_act("k", [act])[0] for _ in range(8)]
     assert not any("snow" in u for u in said) and any("July" in u for u in said), said
+
+
+def test_the_season_words_know_their_months():
+    from dimobench.catalog import in_season
+
+    assert in_season("Knocked through a wall with a sledgehammer.", 8)  # a tool, not a sledge
+    assert not in_season("Went sledging on the common.", 8) and in_season("Went sledging on the common.", 1)
+    assert not in_season("The clocks go back this weekend.", 3) and in_season("The clocks go back this weekend.", 10)
+    assert not in_season("The drive for Boxing Day is six hours.", 3)
