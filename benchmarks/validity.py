@@ -5,8 +5,10 @@ Generates ``--preset dimobench`` suites of ``--seeds`` and one ``--preset xl`` s
 
 - audits each preset with its learned attacks trained on the *other* presets, and the XL suite trained on all
   presets (the generate-time card's leave-one-persona-out figure is reported beside it);
-- evaluates ``none``, ``oracle``, ``full``, ``recency`` and ``precomem`` on each suite (accuracy with its
-  interval, stale and confounder rates, normalised score, evidence recall@10);
+- evaluates ``none``, ``oracle``, ``full``, ``recency`` and ``precomem`` on each suite with each of
+  ``--answerers`` (default both offline ones: ``offline``, the plain formula, and ``gloss``, the same formula
+  reading recalled cue turns through the suite's catalog), reporting accuracy with its interval, stale and
+  confounder rates, normalised score and evidence recall@10;
 - runs ``verify --calibrate`` on the first preset;
 - checks each comparison of the acceptance (none <= 0.30, oracle >= 0.95, precomem above full and recency,
   full's stale rate above precomem's, recency's confounder rate above precomem's).
@@ -66,6 +68,7 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, nargs="+", default=[741, 742, 743, 744, 745])
     ap.add_argument("--xl-seed", type=int, default=746)
     ap.add_argument("--no-xl", action="store_true")
+    ap.add_argument("--answerers", nargs="+", default=["offline", "gloss"])
     ap.add_argument("--keep", type=Path, help="write the suites and evaluations here (an empty folder)")
     args = ap.parse_args()
     from dimobench.api import EvalConfig, audit_suite, evaluate, generate_suite
@@ -97,9 +100,13 @@ def main() -> None:
             train = [paths[k] for k in presets if k != key]
             out["audit"][key] = _audit_row(audit_suite(paths[key], train=train), cards[key])
         out["evaluate"] = {}
-        for key in paths:
-            evaluate(EvalConfig(suites=[paths[key]], systems=SYSTEMS, plots=False, jobs=None), root / f"eval-{key}")
-            out["evaluate"][key] = _eval_row(json.loads((root / f"eval-{key}" / "report.json").read_text()))
+        for answerer in args.answerers:
+            rows = out["evaluate"].setdefault(answerer, {})
+            for key in paths:
+                where = root / f"eval-{answerer}-{key}"
+                evaluate(EvalConfig(suites=[paths[key]], systems=SYSTEMS, plots=False, jobs=None, answerer=answerer),
+                         where)
+                rows[key] = _eval_row(json.loads((where / "report.json").read_text()))
         cal = calibrate(paths[presets[0]])
         per_defect: dict[str, Any] = cal["per_defect"]  # type: ignore[assignment]
         out["calibrate"] = {"suite": presets[0], "caught": cal["caught_rate"], "planted": cal["planted"],

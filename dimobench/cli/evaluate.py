@@ -38,8 +38,9 @@ def evaluate(
                                            envvar="DIMOBENCH_EMBEDDING")] = "auto",
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write PNG plots.")] = True,
     answerer: Annotated[str, typer.Option(
-        help="offline (shared embedding answerer), openai, openai/MODEL, gemini or gemini/MODEL (default models "
-             "gpt-4o, gemini-2.5-pro).", envvar="DIMOBENCH_ANSWERER")] = "offline",
+        help="offline (shared embedding answerer), gloss (the same, reading recalled cue turns through the suite's "
+             "catalog), openai, openai/MODEL, gemini or gemini/MODEL (default models gpt-4o, gemini-2.5-pro).",
+        envvar="DIMOBENCH_ANSWERER")] = "offline",
     free_text: Annotated[bool, typer.Option(help="LLM answerer writes a short answer; --judge grades it.",
                                             envvar="DIMOBENCH_FREE_TEXT")] = False,
     judge: Annotated[list[str], typer.Option(
@@ -131,7 +132,7 @@ def _evaluate(suites: list[Path], out: Path, systems: list[str], k: int, window_
         shown = "-" if fig.overall is None else f"{100 * fig.overall:.1f}%"
         console.print(f"{name:28s} overall {shown}")
     console.print(f"wrote {out}/report.json, report.md, report.html, answers-*.jsonl")
-    return _print_llm_summary(console, out) if cfg.answerer != "offline" else 0
+    return _print_llm_summary(console, out) if cfg.answerer not in ("offline", "gloss") else 0
 
 
 def _print_llm_summary(console: Any, out: Path) -> int:

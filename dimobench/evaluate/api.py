@@ -41,7 +41,8 @@ class EvalConfig(BaseModel):
     """Answerer embedding: minilm, hashing or auto."""
     plots: bool = True
     answerer: str = "offline"
-    """``offline`` (the shared embedding answerer) or an LLM: ``openai/<model>``, ``gemini/<model>``."""
+    """``offline`` (the shared embedding answerer), ``gloss`` (the same, reading recalled cue turns through the
+    suite's catalog: :mod:`dimobench.evaluate.gloss`) or an LLM: ``openai/<model>``, ``gemini/<model>``."""
     free_text: bool = False
     """The LLM answerer writes a short answer instead of picking an option; ``judges`` grade it."""
     judges: list[str] = Field(default_factory=list)
@@ -106,9 +107,9 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     returned one has no figures). ``prefill`` (used by ``merge``) may put units into ``out`` before the run.
     """
     from dimobench import __version__
-    from dimobench.evaluate.answerer import OfflineAnswerer
     from dimobench.evaluate.embed import get_embedder, set_default_backend
     from dimobench.evaluate.executor import check_executor, parse_shard, plan_units, shard_units
+    from dimobench.evaluate.gloss import make_offline_answerer
     from dimobench.evaluate.shards import shard_report, write_marker
     from dimobench.evaluate.systems import close_systems, make_system
     from dimobench.evaluate.systems.adapters import LLM_ADAPTERS
@@ -132,7 +133,7 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     built = {name: make_system(name, cfg.window_n, precomem, memory_llm, call_timeout_s=cfg.call_timeout_s,
                                hide=cfg.suites)  # bad names fail before any run; each system behind the guard
              for name in systems}
-    answerer = llm if llm is not None else OfflineAnswerer(get_embedder(cfg.embedding))
+    answerer = llm if llm is not None else make_offline_answerer(cfg.answerer, get_embedder(cfg.embedding))
     runs: dict[str, list[SystemRun]] = {}
     files: dict[str, str] = {}
     config = {"dimobench_version": __version__, "python": platform.python_version(), "k": cfg.k,
@@ -185,7 +186,7 @@ def _runner(cfg: EvalConfig, store: Any, built: dict[str, Any], answerer: Any, p
     from dimobench.evaluate.worker import WorkerSpec
 
     spec = WorkerSpec(window_n=cfg.window_n, k=cfg.k, stats_every=cfg.stats_every, embedding=cfg.embedding,
-                      call_timeout_s=cfg.call_timeout_s)
+                      call_timeout_s=cfg.call_timeout_s, answerer=cfg.answerer)
     return Runner(spec, store, built, answerer, progress, out=str(out.resolve()), jobs=resolve_jobs(cfg.jobs),
                   executor=cfg.executor, ray_address=cfg.ray_address, parent_only=parent_only)
 
@@ -219,10 +220,11 @@ def _memory_llm(cfg: EvalConfig) -> dict[str, Any] | None:
 
 def _llm_answerer(cfg: EvalConfig) -> Any:
     """The LLM answerer (with its judges) when ``cfg.answerer`` is not ``offline``; ``ConfigError`` on bad roles."""
+    from dimobench.evaluate.gloss import OFFLINE_ANSWERERS
     from dimobench.evaluate.llm_answerer import check_roles, make_answerer
 
     spec, judges = check_roles(cfg.answerer, cfg.free_text, cfg.judges)
-    if spec == "offline":
+    if spec in OFFLINE_ANSWERERS:
         return None
     return make_answerer(spec, cfg.free_text, judges, base_url=cfg.base_url, cache_dir=cfg.cache_dir,
                          concurrency=cfg.concurrency)

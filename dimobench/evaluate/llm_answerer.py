@@ -75,12 +75,14 @@ class LLMChoice:
 
 def check_roles(answerer: str, free_text: bool, judges: Sequence[str]) -> tuple[str, list[str]]:
     """Normalise ``--answerer`` and ``--judge`` specs; raise ``ConfigError`` (one line) when they cannot work."""
-    spec = normalize_spec(answerer, "--answerer")
+    from dimobench.evaluate.gloss import OFFLINE_ANSWERERS
+
+    spec = answerer.strip() if answerer.strip() in OFFLINE_ANSWERERS else normalize_spec(answerer, "--answerer")
     specs = [normalize_spec(j, "--judge") for j in judges]
     if specs and not free_text:
         raise ConfigError("--judge grades free-text answers: add --free-text (multiple-choice answers are scored "
                           "against the gold option directly)")
-    if free_text and spec == "offline":
+    if free_text and spec in OFFLINE_ANSWERERS:
         raise ConfigError("--free-text needs an LLM --answerer (openai/<model> or gemini/<model>); the offline "
                           "answerer only picks options")
     if free_text and not specs:

@@ -81,6 +81,7 @@ def run_system(system_name: str, system: Any, suite: Suite, suite_key: str, answ
     run = SystemRun(system_name, suite_key, k=k)
     if hasattr(system, "bind_suite") and getattr(system, "needs_latent_plan", False):
         system.bind_suite(suite)  # only the built-in oracle reads the latent plan
+    _bind_answerer(answerer, suite)
     questions: dict[str, dict[int, list[Any]]] = defaultdict(lambda: defaultdict(list))
     for q in suite.qa:
         questions[q.persona_id][q.ask_turn].append(q)
@@ -107,11 +108,20 @@ def run_persona(system_name: str, system: Any, suite: Suite, suite_key: str, pid
     """Replay one persona (one unit) on its own, as :func:`run_system` would inside its loop."""
     if hasattr(system, "bind_suite") and getattr(system, "needs_latent_plan", False):
         system.bind_suite(suite)
+    _bind_answerer(answerer, suite)
     pending: dict[int, list[Any]] = defaultdict(list)
     for q in suite.qa:
         if q.persona_id == pid:
             pending[q.ask_turn].append(q)
     return _run_persona(system_name, system, suite, suite_key, pid, pending, answerer, k, stats_every, progress, 0)
+
+
+def _bind_answerer(answerer: Any, suite: Suite) -> None:
+    """An answerer that reads items through the suite's catalog (``gloss``) learns which suite it answers for;
+    it never sees the plan, the gold or the question's trait."""
+    bind = getattr(answerer, "bind_suite", None)
+    if callable(bind):
+        bind(suite)
 
 
 def _run_persona(system_name: str, system: Any, suite: Suite, suite_key: str, pid: str,

@@ -37,6 +37,8 @@ class WorkerSpec(BaseModel):
     """The answerer's embedding backend (``auto``, ``minilm``, ``hashing``)."""
     call_timeout_s: float
     """Longest one system call may take (only bounds ``module:Class`` systems)."""
+    answerer: str = "offline"
+    """The offline answerer's kind (``offline`` or ``gloss``)."""
     threads: int = 1
     """Torch (and BLAS) threads of this worker: the machine's cores shared among the workers."""
 
@@ -111,14 +113,15 @@ def _system(name: str, spec: WorkerSpec) -> Any:
     return _SYSTEMS[key]
 
 
-def _answerer(embedding: str) -> Any:
-    if embedding not in _ANSWERERS:
-        from dimobench.evaluate.answerer import OfflineAnswerer
+def _answerer(embedding: str, kind: str) -> Any:
+    key = f"{kind}\x00{embedding}"
+    if key not in _ANSWERERS:
         from dimobench.evaluate.embed import get_embedder, set_default_backend
+        from dimobench.evaluate.gloss import make_offline_answerer
 
         set_default_backend(embedding)  # the baselines embed with the evaluation's backend, as in the parent
-        _ANSWERERS[embedding] = OfflineAnswerer(get_embedder(embedding))
-    return _ANSWERERS[embedding]
+        _ANSWERERS[key] = make_offline_answerer(kind, get_embedder(embedding))
+    return _ANSWERERS[key]
 
 
 def run_unit(unit: Unit, spec: WorkerSpec, save_to: str | None = None) -> SystemRun:
@@ -131,7 +134,7 @@ def run_unit(unit: Unit, spec: WorkerSpec, save_to: str | None = None) -> System
 
     _set_threads(spec.threads)
     suite = _suite(unit.suite_path)
-    answerer = _answerer(spec.embedding)
+    answerer = _answerer(spec.embedding, spec.answerer)
     system = _system(unit.system, spec)
     part = run_persona(unit.system, system, suite, unit.suite, unit.persona, answerer, spec.k, spec.stats_every)
     _set_threads(spec.threads)  # a model loaded during the unit may have reset torch's thread count

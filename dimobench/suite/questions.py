@@ -40,6 +40,8 @@ from dimobench.suite.schema import QAItem, Turn
 TARGET_SHARE = {"current_state": 0.3, "inference": 0.25, "temporal": 0.2, "stability": 0.25}
 MAX_EVIDENCE = 5
 MIN_EVIDENCE = 2
+LENGTH_TRIES = 6
+"""Draws of the gold's text :meth:`QuestionMaker._rank_lengths` makes to put it at its drawn rank by length."""
 """Cue turns of the gold state a question needs before it (fewer: the question is not asked there)."""
 
 
@@ -87,6 +89,7 @@ class QuestionMaker:
                  rules: str = "v1") -> None:
         self.catalog, self.plan, self.index, self.rng = catalog, plan, index, rng
         self.valid = rules == "valid"
+        self.length_ranks = self.valid and catalog.text_rules == "v3"
         self.first = plan.persona.name.split()[0]
         self.traits = [t.trait_id for t in plan.persona.traits]
 
@@ -251,32 +254,74 @@ class QuestionMaker:
         def free(text: str) -> bool:
             return not any(tuple(c) in blocked for c in conflicts.get(text, ()))
 
-        def phrase(s: StateEntry, wrong: bool = True) -> str | None:
-            texts = getattr(s, pool)
-            ok = [x for x in texts if free(x)] if wrong else texts
+        def offered(s: StateEntry) -> list[str]:
+            return [x for x in getattr(s, pool) if free(x)]
+
+        def phrase(s: StateEntry) -> str | None:
+            ok = offered(s)
             return rng.choice(ok) if ok else None
 
         gold_texts = getattr(states[gold], pool)
         gold_free = [x for x in gold_texts if free(x)] if self.valid else gold_texts
         chosen: list[tuple[str, str]] = [("gold", rng.choice(gold_free or gold_texts))]
+        pools: dict[int, list[str]] = {}  # position in chosen -> its state's texts, for _rank_lengths
         for role, state in (("stale", stale), ("confounder", confounder)):
             text = phrase(states[state]) if state else None
             if text is not None:
+                pools[len(chosen)] = offered(states[state]) if state else []
                 chosen.append((role, text))
         used_states = {gold, stale, confounder}
         rest = [s for s in others_first if s not in used_states]
         rest += rng.sample([s for s in states if s not in used_states and s not in rest],
                            len([s for s in states if s not in used_states and s not in rest]))
         distractors = entry.distractor_recommendations if pool == "recommendations" else entry.distractor_answers
-        fill = [("state", phrase(states[s])) for s in rest] + [("distractor", d) for d in
-                                                              rng.sample(distractors, len(distractors)) if free(d)]
-        for role, text in fill:
+        fill = [("state", phrase(states[s]), s) for s in rest] + [
+            ("distractor", d, None) for d in rng.sample(distractors, len(distractors)) if free(d)]
+        for role, text, state in fill:
             if len(chosen) == 4:
                 break
             if text is not None and text.lower() not in {c[1].lower() for c in chosen}:
+                if state is not None:
+                    pools[len(chosen)] = offered(states[state])
                 chosen.append((role, text))
+        if self.length_ranks:
+            chosen = self._rank_lengths(chosen, pools, gold_free or gold_texts)
         rng.shuffle(chosen)
         roles = [c[0] for c in chosen]
         return ([c[1] for c in chosen], roles.index("gold"),
                 roles.index("stale") if "stale" in roles else None,
                 roles.index("confounder") if "confounder" in roles else None, "distractor" in roles or not gold_free)
+
+    def _rank_lengths(self, chosen: list[tuple[str, str]], pools: dict[int, list[str]],
+                      gold_pool: list[str]) -> list[tuple[str, str]]:
+        """Redraw the options' texts, each from its own state's texts, so that the gold is longer than a uniformly
+        drawn number ``r`` of the wrong options: the gold's rank by length is then uniform whatever its state.
+
+        Without it a state whose texts run long is the longest option whenever it is gold, and a length attack
+        learned on the suite's other personas scored 0.37 on seed 811 (gold the longest option in 40% of items).
+        The wrong options are redrawn around the gold's text; where no draw of them puts the gold at rank ``r``,
+        the gold's text is drawn again (at most :data:`LENGTH_TRIES` times), then the last draw stands.
+        """
+        rng = self.rng
+        wrong = list(range(1, len(chosen)))
+        longer = set(rng.sample(wrong, rng.randrange(len(wrong) + 1)))
+        out = list(chosen)
+        for attempt in range(LENGTH_TRIES):
+            if attempt:
+                out[0] = ("gold", rng.choice(gold_pool))
+            gold = len(out[0][1])
+            met = True
+            for i in wrong:
+                if i not in pools:
+                    met = met and ((len(out[i][1]) > gold) == (i in longer))
+                    continue  # a distractor keeps its text
+                taken = {t.lower() for n, (_, t) in enumerate(out) if n != i}
+                fits = [x for x in pools[i] if x.lower() not in taken and (len(x) > gold if i in longer else
+                                                                          len(x) < gold)]
+                if fits:
+                    out[i] = (out[i][0], rng.choice(fits))
+                else:
+                    met = False
+            if met:
+                break
+        return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,16 @@ def test_a_price_band_writes_amounts_of_its_size_in_the_persona_currency():
         user, _ = r.render_act("k", [act])
         small, big = (float(x.replace(",", "")) for x in re.findall(r"£([\d,.]+)", user))
         assert small < 5 and big >= 180, user
+
+
+def test_the_golds_rank_by_length_is_uniform_whatever_its_state(suites):
+    # before the rule the gold was the longest option in 40% of seed 811's items (a learned length attack: 0.37)
+    ranks: Counter[int] = Counter()
+    for s in suites:
+        for q in s.qa:
+            gold = len(q.options[q.answer_index])
+            ranks[sum(len(o) > gold for o in q.options)] += 1
+    n = sum(ranks.values())
+    assert n >= 2000
+    for rank in range(4):
+        assert 0.20 <= ranks[rank] / n <= 0.30, ranks
