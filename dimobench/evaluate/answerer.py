@@ -174,4 +174,3 @@ def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
 
 def _argmax(x: np.ndarray) -> int:
     return int(np.argmax(x))
-
