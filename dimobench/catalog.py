@@ -109,6 +109,10 @@ class StateEntry(BaseModel):
     """Composed cues (catalogs from v3 on); a state has :data:`MIN_FIXED_CUES` cues or :data:`MIN_ACTS` acts."""
     parts: dict[str, list[str]] = {}
     """Typed parts only this state's acts use, ``{part}`` in a template (objects, places, companions, ...)."""
+    excludes: list[str] = []
+    """Words a user in this state would not say of their own present life (a vegan's "cheese", a teetotaller's
+    "pint"; catalogs from v3 on): while a persona holds the state, its other traits' cues and its fillers are
+    drawn again when they (or their replies) say one (:func:`barred_pattern`)."""
 
     @model_validator(mode="after")
     def _shows_itself(self) -> StateEntry:
@@ -244,7 +248,7 @@ class Catalog(BaseModel):
 _V3_DEFAULTS: dict[str, object] = {
     "acts": [], "parts": {}, "requires": [], "min_age": 0, "leads": [], "trial_leads": [], "filler_acts": [],
     "text_rules": "v1", "genders": {}, "currencies": {}, "occupation_tags": {}, "price_scale": {}, "home_cities": [],
-    "excludes_relations": [], "friend_circle": [], "relation_max_age": {}, "price_bands": {},
+    "excludes_relations": [], "friend_circle": [], "relation_max_age": {}, "price_bands": {}, "excludes": [],
 }
 
 
@@ -276,6 +280,20 @@ SEASONAL: tuple[tuple[re.Pattern[str], frozenset[int]], ...] = tuple(
 """Words that tie a text to months of the (northern) year; a v3 turn is written only in a month they fit."""
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December")
+
+
+@lru_cache(maxsize=4096)
+def barred_pattern(words: frozenset[str]) -> re.Pattern[str] | None:
+    """One regex finding any of ``words``: whole words or phrases, a plural ``s`` or ``es`` allowed, a space and a
+    hyphen alike ("hot desk", "hot-desk"), a straight and a curly apostrophe alike; None for none."""
+    if not words:
+        return None
+
+    def loose(word: str) -> str:
+        return re.escape(word).replace(r"\ ", "[ -]").replace(r"\-", "[ -]").replace("'", "['’]")
+
+    alternatives = "|".join(loose(w) for w in sorted(words, key=lambda w: (-len(w), w)))
+    return re.compile(rf"(?<![\w-])(?:{alternatives})(?:e?s)?(?![\w-])", re.IGNORECASE)
 
 
 def in_season(text: str, month: int) -> bool:

@@ -13,6 +13,7 @@ from dimobench.catalog import (
     Catalog,
     Exchange,
     TopicEntry,
+    barred_pattern,
     content_words,
     slot_names,
     slot_specs,
@@ -53,6 +54,13 @@ def check_topic(tp: TopicEntry) -> list[str]:
             if len({ex.user for ex in st.cues}) < len(st.cues):
                 problems.append(f"{where}/{st.state_id}: duplicate cue user texts")
             options = st.answers + st.recommendations
+            barred = barred_pattern(frozenset(st.excludes))
+            own = [st.description, *options, *st.habits, *st.cue_texts(), *(a.assistant for act in st.acts
+                                                                              for a in act.asks),
+                   *(c.assistant for c in st.cues), *(v for vs in st.parts.values() for v in vs)]
+            excluded = sorted({m.group(0).lower() for t in own for m in (barred.finditer(t) if barred else ())})
+            if excluded:
+                problems.append(f"{where}/{st.state_id}: its own texts say words it excludes {excluded}")
             if len({o.lower() for o in options}) < len(options):
                 problems.append(f"{where}/{st.state_id}: duplicate option texts")
     return problems

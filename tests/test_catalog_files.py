@@ -73,3 +73,17 @@ def test_a_price_band_the_catalog_does_not_define_is_a_catalog_error():
     bad = act.model_copy(update={"context": [*act.context, "Paid {price:tiny} for it."]})
     problems = check_catalog(cat.model_copy(update={"filler_acts": [bad, *cat.filler_acts[1:]]}))
     assert problems == ["templates: {price:tiny} in 'Paid {price:tiny} for it.' is not a price band of price_bands"]
+
+
+def test_a_state_that_excludes_a_word_its_own_texts_say_is_a_catalog_error():
+    cat = load_catalog(str(find_catalog("catalog-v3")))
+    tp = cat.topics[0]
+    tr = tp.traits[0]
+    st = tr.states[0]
+    word = st.answers[0].split()[-1]
+    bad = st.model_copy(update={"excludes": [word]})
+    topic = tp.model_copy(update={"traits": [tr.model_copy(update={"states": [bad, *tr.states[1:]]}),
+                                             *tp.traits[1:]]})
+    problems = check_topic(topic)
+    assert any("say words it excludes" in p and st.state_id in p for p in problems), problems
+    assert sum(len(s.excludes) for t in cat.topics for r in t.traits for s in r.states) >= 400

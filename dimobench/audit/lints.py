@@ -22,7 +22,10 @@
   that is also a word of the suite ("Will", "Ivy"), one inside a longer proper noun ("Big Ben") and one said in a
   single turn only ("a book on Henry VIII") are not counted;
 - ``season_clash``: a user turn with a seasonal word (snow, a heatwave, conkers, the clocks going back:
-  ``dimobench.catalog.SEASONAL``) in a month it does not fit, by the turn's timestamp.
+  ``dimobench.catalog.SEASONAL``) in a month it does not fit, by the turn's timestamp;
+- ``state_clash``: a cue or filler turn (or its reply) saying a word that a state the persona holds then
+  excludes (``StateEntry.excludes``: cheese from a vegan, a pint from a teetotaller), the cue's own trait and a
+  trait in mid-drift aside (``LatentPlan.barred``).
 
 ``profile_conflict`` also covers the household table: a recorded relation that one of the persona's traits
 excludes (``TraitEntry.excludes_relations``) or that the persona is too old to have (``relation_max_age``).
@@ -66,7 +69,7 @@ _SAME_UNIT = {"mile": "mile", "miles": "mile", "km": "km", "kilometre": "km", "k
 
 KINDS = ("unfilled_slot", "foreign_home_city", "city_mismatch", "pronoun_clash", "time_clash",
          "money_without_currency", "number_reply_mismatch", "profile_conflict", "decoy_timeline", "social_circle",
-         "season_clash")
+         "season_clash", "state_clash")
 DEFAULT_CIRCLE = 8
 """Most friends (people besides its recorded entities) a persona may name when neither it nor the catalog
 records a circle."""
@@ -122,6 +125,9 @@ def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
         plan = plans.get(t.persona_id)
         if a and a.kind == "decoy" and a.trait_id and plan and a.state_id in plan.held_states(a.trait_id):
             out["decoy_timeline"].append(where)
+        barred = plan.barred(catalog, t.turn, a.trait_id if a and a.kind == "cue" else None) if own and plan else None
+        if barred is not None and barred.search(f"{t.user} {t.assistant}"):
+            out["state_clash"].append(where)
     for p in suite.personas:
         occupation = str(p.profile.get("occupation", ""))
         tags = set(catalog.occupation_tags.get(occupation, ()))

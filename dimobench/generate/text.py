@@ -13,6 +13,7 @@ currency of the persona's city, ``{clock}`` inside the hours ``{time_of_day}`` n
 from __future__ import annotations
 
 import random
+import re
 from datetime import datetime, timedelta
 
 from dimobench.catalog import MONTHS, Act, Catalog, Exchange, in_season
@@ -47,6 +48,9 @@ class Renderer:
         self.hour: int | None = None
         """The hour of the turn being written (catalog v3: ``{time_of_day}`` is a part of today already begun,
         since most cues tell what the user did "this evening")."""
+        self.barred: re.Pattern[str] | None = None
+        """Words the persona would not say of its own life now (``LatentPlan.barred``): a text saying one, or
+        whose reply does, is drawn again."""
         self.month: int | None = None
         """The month of the turn being written (catalog v3: ``{month}`` is this month, and a text with a seasonal
         word of other months, :data:`dimobench.catalog.SEASONAL`, is drawn again)."""
@@ -57,8 +61,15 @@ class Renderer:
             self.hour, self.month = int(timestamp[11:13]), int(timestamp[5:7])
 
     def _fits(self, user: str, reply: str) -> bool:
-        """New for this persona, and in season (v3: no snow in July)."""
-        return user not in self.used_user and (self.month is None or in_season(f"{user} {reply}", self.month))
+        """New for this persona, and allowed now (:meth:`_allowed`)."""
+        return user not in self.used_user and self._allowed(user, reply)
+
+    def _allowed(self, user: str, reply: str) -> bool:
+        """In season (v3: no snow in July), and saying nothing the persona's states bar (v3: no cheese from a
+        vegan)."""
+        said = f"{user} {reply}"
+        return ((self.month is None or in_season(said, self.month))
+                and (self.barred is None or not self.barred.search(said)))
 
     def _draw(self, key: str, pool: list[Exchange]) -> Exchange:
         return pool[self._draw_index(key, len(pool))]
@@ -96,15 +107,20 @@ class Renderer:
 
     def render(self, key: str, pool: list[Exchange], **extra: str) -> tuple[str, str]:
         """Render one exchange from ``pool``; retries so the user text is new for this persona."""
+        spare: tuple[str, str] | None = None
         for _ in range(12):
             ex = self._draw(key, pool)
             values = self._slots(extra)
             user, reply = _fill(ex.user, values), _fill(ex.assistant, values)
             if self._fits(user, reply):
                 break
+            spare = spare or ((user, reply) if self._allowed(user, reply) else None)
         else:
-            user = self._reopen(user) if self.catalog.text_rules == "v3" else (
-                f"{self.rng.choice(_OPENERS)} {user[0].lower()}{user[1:]}" if user[:1].isupper() else user)
+            if self.catalog.text_rules == "v3":
+                user, reply = spare or (user, reply)
+                user = self._reopen(user)
+            else:
+                user = f"{self.rng.choice(_OPENERS)} {user[0].lower()}{user[1:]}" if user[:1].isupper() else user
         self.used_user.add(user)
         return user, reply
 
@@ -114,6 +130,7 @@ class Renderer:
         """Compose one turn from ``acts``: maybe a lead, one act's context, then one of its asks; the reply is
         the ask's. ``parts`` fill the state's own slots; ``leads``, when given, are the only openers and one is
         always used. Retries so the user text is new for this persona."""
+        spare: tuple[str, str] | None = None
         for _ in range(12):
             act = acts[self._draw_index(key, len(acts))]
             context, ask = self.rng.choice(act.context), self.rng.choice(act.asks)
@@ -127,7 +144,11 @@ class Renderer:
             reply = _fill(ask.assistant, values)
             if self._fits(user, reply):
                 break
+            spare = spare or ((user, reply) if self._allowed(user, reply) else None)
         else:
+            # every draw was said before or not allowed now: reopen the first allowed one (v3 catalogs only
+            # compose acts, so the older suites' bytes do not depend on this)
+            user, reply = spare or (user, reply)
             user = self._reopen(user)
         self.used_user.add(user)
         return user, reply

@@ -7,9 +7,11 @@ including its change point and in ``to_state`` from the next turn on.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
+from dimobench.catalog import Catalog, barred_pattern
 from dimobench.suite.schema import Drift, Persona, Schedule, Turn
 
 
@@ -68,6 +70,21 @@ class LatentPlan:
         """Every state the persona holds of ``trait_id`` in the suite's span: its initial one and each drift's."""
         held = {t.initial_state for t in self.persona.traits if t.trait_id == trait_id}
         return held | {d.to_state for d in self.schedule.drifts if d.trait_id == trait_id}
+
+    def barred(self, catalog: Catalog, turn: int, cued: str | None = None) -> re.Pattern[str] | None:
+        """What the persona would not say of its own life at ``turn``: the ``excludes`` of the states its traits
+        hold then, leaving out the trait ``cued`` (a turn never contradicts the state it shows) and a trait in
+        the middle of a drift (its cues are a mix of both states then); None when nothing is barred."""
+        drift = self.active_drift(turn)
+        moving = drift.trait_id if drift is not None and turn <= drift.change_point_turn else None
+        known = {t.trait_id for tp in catalog.topics for t in tp.traits} if catalog.text_rules == "v3" else set()
+        words: set[str] = set()
+        for trait in self.persona.traits:
+            if trait.trait_id in (cued, moving) or trait.trait_id not in known:
+                continue
+            state = self.state_at(trait.trait_id, turn)
+            words.update(*(s.excludes for s in catalog.trait(trait.trait_id).states if s.state_id == state))
+        return barred_pattern(frozenset(words))
 
     def description(self, trait_id: str, state_id: str) -> str:
         """The catalog description of ``state_id`` of the persona's trait ``trait_id``."""

@@ -201,3 +201,46 @@ def test_the_season_words_know_their_months():
     assert not in_season("Went sledging on the common.", 8) and in_season("Went sledging on the common.", 1)
     assert not in_season("The clocks go back this weekend.", 3) and in_season("The clocks go back this weekend.", 10)
     assert not in_season("The drive for Boxing Day is six hours.", 3)
+
+
+def _excluding(cat: Catalog, trait_id: str, state_id: str, words: list[str]) -> Catalog:
+    """``cat`` as a v3 catalog in which ``state_id`` of ``trait_id`` excludes ``words``."""
+    def state(s):
+        return s.model_copy(update={"excludes": words}) if s.state_id == state_id else s
+
+    topics = [tp.model_copy(update={"traits": [tr.model_copy(update={"states": [state(s) for s in tr.states]})
+                                               if tr.trait_id == trait_id else tr for tr in tp.traits]})
+              for tp in cat.topics]
+    return cat.model_copy(update={"topics": topics, "text_rules": "v3"})
+
+
+def test_a_word_a_held_state_excludes_is_a_state_clash_unless_the_turn_shows_that_trait(suite):
+    from dimobench.suite.plan import LatentPlan
+
+    p = suite.personas[0]
+    plan = LatentPlan(p, next(s for s in suite.schedules if s.persona_id == p.persona_id))
+    trait = plan.stable_traits[0]
+    cat = _excluding(_catalog(), trait, plan.state_at(trait, 10), ["cheese", "whole milk"])
+    before = _found(_plant(suite, "Made a sandwich for the train."), cat)["state_clash"]
+    assert _found(_plant(suite, "Made a cheese sandwich for the train."), cat)["state_clash"] == before + 1
+    assert _found(_plant(suite, "Any tips?", "Froth cold whole milk."), cat)["state_clash"] == before + 1  # reply
+    assert _found(_plant(suite, "Made two cheeses."), cat)["state_clash"] == before + 1  # a plural
+    assert _found(_plant(suite, "Ate cheesecake."), cat)["state_clash"] == before  # a longer word is not the word
+    shown = {"kind": "cue", "trait_id": trait, "state_id": plan.state_at(trait, 10)}
+    assert _found(_plant(suite, "Made a cheese sandwich.", **shown), cat)["state_clash"] == before
+    assert _found(_plant(suite, "Made a cheese sandwich.", kind="entity"), cat)["state_clash"] == before
+
+
+def test_the_v3_renderer_never_writes_a_barred_word():
+    import random
+
+    from dimobench.catalog import Act, Exchange, barred_pattern, find_catalog
+    from dimobench.generate.text import Renderer
+
+    cat = load_catalog(str(find_catalog("catalog-v3")))
+    asks = [Exchange(user="Any tips?", assistant="Yes."), Exchange(user="Thoughts?", assistant="Froth some milk.")]
+    act = Act(context=["Made a cheese sandwich.", "Made a hummus wrap.", "Packed soup."], asks=asks)
+    r = Renderer(cat, random.Random(3), "Ana", {"Ana"}, home_city="Leeds")
+    r.barred = barred_pattern(frozenset({"cheese", "milk"}))
+    said = [r.render_act("k", [act]) for _ in range(10)]
+    assert not any("cheese" in u or "milk" in a for u, a in said), said

@@ -69,6 +69,7 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
             session, ts = clock.tick()
             renderer.at(ts)
             spec = _spec(cfg, plan, t, prng)
+            renderer.barred = plan.barred(inputs.catalog, t, spec[0] if spec else None)
             if spec is None:
                 user, assistant = _filler(inputs.catalog, renderer, prng)
                 ann = Annotation(kind="filler")
