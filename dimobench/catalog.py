@@ -330,6 +330,24 @@ def stemmed_words(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in content_words(text))
 
 
+SLOT_SPAN = 40
+"""Most characters a filled slot takes in :func:`template_pattern` (catalog-v3's longest fill is 22: "pair of
+lifting straps"), so a slot never reaches across a merged memory item from one sentence into another."""
+
+
+def template_pattern(template: str) -> tuple[str, re.Pattern[str]]:
+    """The longest literal run of ``template`` (lower-cased: a cheap ``in`` filter before the regex) and a regex
+    matching the template's text with its slots as wildcards (the audit's template lookup and the ``gloss``
+    answerer find catalog pieces in a suite's turns with it)."""
+    pieces, out = [], []
+    for literal, slot, _, _ in string.Formatter().parse(template):
+        pieces.append(literal)
+        out.append(re.escape(literal))
+        if slot is not None:
+            out.append(".{1,%d}?" % SLOT_SPAN)
+    return max(pieces, key=len).lower(), re.compile("".join(out), re.IGNORECASE)
+
+
 def slot_names(template: str) -> set[str]:
     """Names of the ``{slots}`` a template uses."""
     return {name for _, name, _, _ in string.Formatter().parse(template) if name}

@@ -14,24 +14,12 @@ own (trait, state):
 from __future__ import annotations
 
 import re
-import string
 
-from dimobench.catalog import Catalog
+from dimobench.catalog import Catalog, template_pattern
 from dimobench.suite.load import Suite
 
 Key = tuple[str, str]
 Table = list[tuple[Key, str, re.Pattern[str]]]
-
-
-def _pattern(template: str) -> tuple[str, re.Pattern[str]]:
-    """The longest literal piece of ``template`` (a cheap filter) and its regex, slots as wildcards."""
-    pieces, out = [], []
-    for literal, slot, _, _ in string.Formatter().parse(template):
-        pieces.append(literal)
-        out.append(re.escape(literal))
-        if slot is not None:
-            out.append(".+?")
-    return max(pieces, key=len).lower(), re.compile("".join(out), re.IGNORECASE)
 
 
 def _templates(catalog: Catalog) -> tuple[Table, Table]:
@@ -42,11 +30,11 @@ def _templates(catalog: Catalog) -> tuple[Table, Table]:
             for st in tr.states:
                 key = (tr.trait_id, st.state_id)
                 for c in st.cues:
-                    whole.append((key, *_pattern(c.user)))
-                    parts.append((key, *_pattern(c.user)))
+                    whole.append((key, *template_pattern(c.user)))
+                    parts.append((key, *template_pattern(c.user)))
                 for act in st.acts:
-                    whole += [(key, *_pattern(form)) for form in act.forms()]
-                    parts += [(key, *_pattern(text)) for text in act.context + [a.user for a in act.asks]]
+                    whole += [(key, *template_pattern(form)) for form in act.forms()]
+                    parts += [(key, *template_pattern(text)) for text in act.context + [a.user for a in act.asks]]
     return whole, parts
 
 

@@ -132,7 +132,9 @@ def _evaluate(suites: list[Path], out: Path, systems: list[str], k: int, window_
         shown = "-" if fig.overall is None else f"{100 * fig.overall:.1f}%"
         console.print(f"{name:28s} overall {shown}")
     console.print(f"wrote {out}/report.json, report.md, report.html, answers-*.jsonl")
-    return _print_llm_summary(console, out) if cfg.answerer not in ("offline", "gloss") else 0
+    from dimobench.evaluate.gloss import OFFLINE_ANSWERERS
+
+    return _print_llm_summary(console, out) if cfg.answerer not in OFFLINE_ANSWERERS else 0
 
 
 def _print_llm_summary(console: Any, out: Path) -> int:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from dimobench.errors import InputError
 from dimobench.evaluate.protocol import SystemFailure
@@ -70,6 +70,11 @@ class EvalConfig(BaseModel):
     """``local`` (this process or ``jobs`` worker processes) or ``ray`` (the ``ray`` extra); not recorded."""
     ray_address: str | None = None
     """Ray cluster to join (None: a running one, or a local Ray started for the run); not recorded."""
+
+    @field_validator("answerer")
+    @classmethod
+    def _one_spelling(cls, value: str) -> str:
+        return value.strip()  # " gloss" must not pass the checks as gloss and then build the plain answerer
 
 
 def _suite_keys(paths: list[Path]) -> list[str]:

@@ -26,9 +26,9 @@ language.
 from __future__ import annotations
 
 import re
-import string
 from typing import TYPE_CHECKING
 
+from dimobench.catalog import template_pattern
 from dimobench.evaluate.answerer import Choice, OfflineAnswerer
 from dimobench.evaluate.protocol import Recalled
 
@@ -55,9 +55,10 @@ class CatalogReading:
     """Cue pieces of one catalog, each with the gloss of the state it belongs to."""
 
     def __init__(self, catalog: Catalog) -> None:
-        """Index every fixed cue, act context and act ask of ``catalog`` by its longest literal run."""
+        """Index every fixed cue, act context and act ask of ``catalog`` that belongs to one state only and is no
+        filler's text ("How long will it keep in the fridge?" is an ask of two diets: it says nothing of which)."""
         self.glosses: dict[Key, str] = {}
-        self._pieces: list[tuple[Key, str, re.Pattern[str]]] = []
+        owners: dict[str, set[Key]] = {}
         for tp in catalog.topics:
             for tr in tp.traits:
                 for st in tr.states:
@@ -65,35 +66,50 @@ class CatalogReading:
                     self.glosses[key] = state_gloss(st.description, list(st.habits))
                     texts = [c.user for c in st.cues]
                     texts += [piece for act in st.acts for piece in act.context + [a.user for a in act.asks]]
-                    for text in dict.fromkeys(texts):
-                        literal, rx = _pattern(text)
-                        if len(literal) >= MIN_LITERAL:
-                            self._pieces.append((key, literal, rx))
-        self._seen: dict[str, tuple[Key, ...]] = {}
+                    for text in texts:
+                        owners.setdefault(text, set()).add(key)
+        neutral = {ex.user for ex in catalog.filler} | {ex.user for tp in catalog.topics for ex in tp.chatter}
+        neutral |= {piece for act in catalog.filler_acts for piece in act.context + [a.user for a in act.asks]}
+        self._pieces: list[tuple[Key, str, re.Pattern[str]]] = []
+        for text, keys in owners.items():
+            literal, rx = template_pattern(text)
+            if len(keys) == 1 and text not in neutral and len(literal) >= MIN_LITERAL:
+                self._pieces.append((next(iter(keys)), literal, rx))
+        self._seen: dict[str, tuple[tuple[int, int, Key], ...]] = {}
 
-    def states(self, text: str) -> tuple[Key, ...]:
-        """The (trait, state) pairs whose cue pieces occur in ``text``, in catalog order."""
+    def _spans(self, text: str) -> tuple[tuple[int, int, Key], ...]:
+        """Where cue pieces occur in ``text``: (start, end, state), in text order, overlaps resolved to the
+        earlier (then longer) piece."""
         if text not in self._seen:
             low = text.lower()
-            found = {key: None for key, lit, rx in self._pieces if lit in low and rx.search(text)}
-            self._seen[text] = tuple(found)
+            found = sorted((m.start(), -m.end(), key) for key, lit, rx in self._pieces if lit in low
+                           for m in rx.finditer(text))
+            spans: list[tuple[int, int, Key]] = []
+            for start, neg_end, key in found:
+                if not spans or start >= spans[-1][1]:
+                    spans.append((start, -neg_end, key))
+            self._seen[text] = tuple(spans)
         return self._seen[text]
 
+    def states(self, text: str) -> tuple[Key, ...]:
+        """The (trait, state) pairs whose cue pieces occur in ``text``, in text order."""
+        return tuple(dict.fromkeys(key for _, _, key in self._spans(text)))
+
     def read(self, text: str) -> str:
-        """``text`` as the catalog means it: the glosses of the states it shows, or ``text`` itself."""
-        keys = self.states(text)
-        return " ".join(self.glosses[k] + "." for k in keys) if keys else text
-
-
-def _pattern(template: str) -> tuple[str, re.Pattern[str]]:
-    """The longest literal run of ``template`` (lower-cased, a cheap filter) and its regex, slots as wildcards."""
-    pieces, out = [], []
-    for literal, slot, _, _ in string.Formatter().parse(template):
-        pieces.append(literal)
-        out.append(re.escape(literal))
-        if slot is not None:
-            out.append(".+?")
-    return max(pieces, key=len).lower(), re.compile("".join(out), re.IGNORECASE)
+        """``text`` as the catalog means it: each cue piece replaced by its state's gloss (once per state; the
+        rest of the text, a lead or another person's habit in a merged item, is kept as written)."""
+        spans = self._spans(text)
+        if not spans:
+            return text
+        out, at, glossed = [], 0, set()
+        for start, end, key in spans:
+            out.append(text[at:start])
+            if key not in glossed:
+                out.append(f" {self.glosses[key]}. ")
+                glossed.add(key)
+            at = end
+        out.append(text[at:])
+        return " ".join("".join(out).split())
 
 
 _READINGS: dict[int, tuple[Catalog, CatalogReading]] = {}
@@ -113,8 +129,8 @@ class GlossAnswerer(OfflineAnswerer):
 
     def describe(self) -> dict[str, object]:
         """The offline answerer's record, with this reader's version and rule."""
-        return {**super().describe(), "gloss": VERSION, "reads": "recalled cue turns as their catalog state's "
-                "description and habits"}
+        return {**super().describe(), "gloss_version": VERSION, "reads": "recalled cue pieces as their catalog "
+                "state's description and habits"}
 
     def bind_suite(self, suite: Suite) -> None:
         """Read the items of ``suite``'s questions through the catalog the offline generator wrote it from; an

@@ -25,6 +25,8 @@ supporting cue is enough, transitions and reversions are asked about, and a conf
 - **One option true in the asked period**: ``temporal`` ("before the latest change") is asked only about a
   trait whose latest change is its first, so exactly one of its states held before it (after a reversion
   A -> B -> A, A held before the latest change too).
+- **No length cue** (catalogs with ``text_rules`` v3): the four texts are drawn until their order by length is
+  one drawn at random beforehand, never looking at which is gold (:meth:`QuestionMaker._rank_lengths`).
 """
 
 from __future__ import annotations
@@ -40,9 +42,9 @@ from dimobench.suite.schema import QAItem, Turn
 TARGET_SHARE = {"current_state": 0.3, "inference": 0.25, "temporal": 0.2, "stability": 0.25}
 MAX_EVIDENCE = 5
 MIN_EVIDENCE = 2
-LENGTH_TRIES = 6
-"""Draws of the gold's text :meth:`QuestionMaker._rank_lengths` makes to put it at its drawn rank by length."""
 """Cue turns of the gold state a question needs before it (fewer: the question is not asked there)."""
+LENGTH_TRIES = 100
+"""Draws :meth:`QuestionMaker._rank_lengths` makes to meet an order of the options by length."""
 
 
 @dataclass
@@ -285,43 +287,38 @@ class QuestionMaker:
                     pools[len(chosen)] = offered(states[state])
                 chosen.append((role, text))
         if self.length_ranks:
-            chosen = self._rank_lengths(chosen, pools, gold_free or gold_texts)
+            chosen = self._rank_lengths(chosen, {0: gold_free or gold_texts, **pools})
         rng.shuffle(chosen)
         roles = [c[0] for c in chosen]
         return ([c[1] for c in chosen], roles.index("gold"),
                 roles.index("stale") if "stale" in roles else None,
                 roles.index("confounder") if "confounder" in roles else None, "distractor" in roles or not gold_free)
 
-    def _rank_lengths(self, chosen: list[tuple[str, str]], pools: dict[int, list[str]],
-                      gold_pool: list[str]) -> list[tuple[str, str]]:
-        """Redraw the options' texts, each from its own state's texts, so that the gold is longer than a uniformly
-        drawn number ``r`` of the wrong options: the gold's rank by length is then uniform whatever its state.
+    def _rank_lengths(self, chosen: list[tuple[str, str]], pools: dict[int, list[str]]) -> list[tuple[str, str]]:
+        """Draw the options' texts again, each from its own state's texts, until their order by length is one
+        drawn at random beforehand (at most :data:`LENGTH_TRIES` draws; then the last draw stands).
 
-        Without it a state whose texts run long is the longest option whenever it is gold, and a length attack
-        learned on the suite's other personas scored 0.37 on seed 811 (gold the longest option in 40% of items).
-        The wrong options are redrawn around the gold's text; where no draw of them puts the gold at rank ``r``,
-        the gold's text is drawn again (at most :data:`LENGTH_TRIES` times), then the last draw stands.
+        Without it a state whose texts run long is the longest option whenever it is gold: on seed 811 the gold
+        was the longest option in 40% of items and a length attack learned on the other personas scored 0.37.
+        The draw never looks at which option is gold, so every text is picked as often in either role and the
+        gold rate of a text stays its state's (a first version chose the wrong options around the gold's length,
+        and a text prior learned on other seeds then scored 0.42 in a simulation over the catalog's lists).
+        Over the catalog's lists (simulated, 40,000 items) the target order is met in 75% of items, and the
+        share of a (trait, gold state)'s items whose gold is the longest option strays from 0.25 by 0.08 on
+        average instead of 0.13; states whose texts are all longer than their siblings' keep some of that lead.
         """
+        if len(pools) < len(chosen):
+            return chosen  # a distractor list filled a place: its text is fixed, leave the draw as it is
         rng = self.rng
-        wrong = list(range(1, len(chosen)))
-        longer = set(rng.sample(wrong, rng.randrange(len(wrong) + 1)))
-        out = list(chosen)
-        for attempt in range(LENGTH_TRIES):
-            if attempt:
-                out[0] = ("gold", rng.choice(gold_pool))
-            gold = len(out[0][1])
-            met = True
-            for i in wrong:
-                if i not in pools:
-                    met = met and ((len(out[i][1]) > gold) == (i in longer))
-                    continue  # a distractor keeps its text
-                taken = {t.lower() for n, (_, t) in enumerate(out) if n != i}
-                fits = [x for x in pools[i] if x.lower() not in taken and (len(x) > gold if i in longer else
-                                                                          len(x) < gold)]
-                if fits:
-                    out[i] = (out[i][0], rng.choice(fits))
-                else:
-                    met = False
-            if met:
+        order = list(range(len(chosen)))
+        rng.shuffle(order)  # order[j]: the option that is to be the j-th longest
+        texts = [t for _, t in chosen]
+        for _ in range(LENGTH_TRIES):
+            texts = [rng.choice(pools[i]) for i in range(len(chosen))]
+            lengths = [len(t) for t in texts]
+            if (all(lengths[order[j]] > lengths[order[j + 1]] for j in range(len(order) - 1))
+                    and len({t.lower() for t in texts}) == len(texts)):
                 break
-        return out
+        if len({t.lower() for t in texts}) < len(texts):
+            return chosen
+        return [(role, text) for (role, _), text in zip(chosen, texts, strict=True)]

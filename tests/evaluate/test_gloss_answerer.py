@@ -69,12 +69,12 @@ def test_the_gold_evidence_reads_as_its_state_where_the_plain_answerer_cannot(su
     assert right["gloss"] - right["plain"] >= 0.25 * len(qs)
 
 
-def test_other_people_and_the_distant_past_are_read_as_written(suite) -> None:
+def test_other_people_the_distant_past_and_fillers_are_read_as_written(suite) -> None:
     reading = CatalogReading(load_catalog(str(V3)))
-    kinds = {"entity": 0, "decoy": 0, "cue": 0}
+    kinds = {"entity": 0, "decoy": 0, "filler": 0, "chatter": 0, "cue": 0}
     for t in suite.dialogues:
         kind = t.annotation.kind if t.annotation else None
-        if kind in ("entity", "decoy"):
+        if kind in ("entity", "decoy", "filler", "chatter"):
             assert reading.read(t.user) == t.user, t.user
             kinds[kind] += 1
         elif kind == "cue":
@@ -83,6 +83,25 @@ def test_other_people_and_the_distant_past_are_read_as_written(suite) -> None:
             assert reading.states(t.user) == ((t.annotation.trait_id, t.annotation.state_id),), t.user
             kinds["cue"] += 1
     assert all(kinds.values()), kinds
+
+
+def test_a_merged_item_keeps_what_the_cue_does_not_say_and_shared_pieces_say_nothing(suite) -> None:
+    cat = load_catalog(str(V3))
+    reading = CatalogReading(cat)
+    cue = next(t for t in suite.dialogues if t.annotation and t.annotation.kind == "cue")
+    other = next(t for t in suite.dialogues if t.annotation and t.annotation.kind == "entity")
+    read = reading.read(f"{cue.user} {other.user}")
+    assert other.user in read and reading.glosses[reading.states(cue.user)[0]] in read
+    # a piece two states share (an ask of two diets) tells neither: a turn with only it is read as written
+    owners: dict[str, set[tuple[str, str]]] = {}
+    for tp in cat.topics:
+        for tr in tp.traits:
+            for st in tr.states:
+                for act in st.acts:
+                    for ask in act.asks:
+                        owners.setdefault(ask.user, set()).add((tr.trait_id, st.state_id))
+    shared = next(text for text, keys in owners.items() if len(keys) > 1 and "{" not in text)
+    assert reading.read(shared) == shared
 
 
 def test_nothing_recalled_answers_as_the_plain_answerer(suite, answerers) -> None:
@@ -104,13 +123,18 @@ def test_a_suite_not_written_by_the_offline_generator_is_read_as_written(suite, 
     assert gloss.choose(q.question, list(q.options), items) == plain.choose(q.question, list(q.options), items)
 
 
-def test_evaluate_answerer_gloss_records_itself_and_separates_memory_from_none(suite_dir, tmp_path) -> None:
-    out = tmp_path / "ev"
-    r = CliRunner().invoke(app, ["evaluate", str(suite_dir), "--system", "none", "--system", "full",
-                                 "--answerer", "gloss", "--jobs", "1", "--no-plots", "--bootstrap", "0",
-                                 "--embedding", "minilm", "--out", str(out)])
-    assert r.exit_code == 0, r.output
-    report = json.loads((out / "report.json").read_text())
+def test_evaluate_answerer_gloss_records_itself_separates_memory_from_none_and_any_jobs_agree(suite_dir,
+                                                                                               tmp_path) -> None:
+    answers = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"ev{jobs}"
+        r = CliRunner().invoke(app, ["evaluate", str(suite_dir), "--system", "none", "--system", "full",
+                                     "--answerer", "gloss", "--jobs", jobs, "--no-plots", "--bootstrap", "0",
+                                     "--embedding", "minilm", "--out", str(out)])
+        assert r.exit_code == 0, r.output
+        answers.append((out / "answers-full.jsonl").read_bytes())
+    report = json.loads((tmp_path / "ev1" / "report.json").read_text())
     assert report["config"]["answerer"]["name"] == "offline-gloss"
     systems = report["systems"]
     assert systems["full"]["overall"] >= systems["none"]["overall"] + 0.15, systems
+    assert answers[0] == answers[1]  # the workers bind the same catalog reading as the parent

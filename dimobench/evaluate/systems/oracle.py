@@ -23,6 +23,7 @@ import numpy as np
 
 from dimobench.evaluate.answerer import PAST
 from dimobench.evaluate.embed import get_embedder
+from dimobench.evaluate.gloss import state_gloss
 from dimobench.suite.plan import LatentPlan
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ class OracleMemory:
     def _texts(self, trait_id: str, state_id: str) -> list[str]:
         # one item per state (description and habits joined) so every trait fits in k
         assert self.plan is not None
-        return ["; ".join([self.plan.description(trait_id, state_id), *self.habits.get((trait_id, state_id), [])])]
+        return [state_gloss(self.plan.description(trait_id, state_id), self.habits.get((trait_id, state_id), []))]
 
     def reset(self, persona_id: str) -> None:
         """Switch to this persona's plan."""
