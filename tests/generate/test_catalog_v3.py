@@ -144,3 +144,21 @@ def test_the_golds_rank_by_length_is_uniform_whatever_its_state(suites):
     assert n >= 2000
     for rank in range(4):
         assert 0.20 <= ranks[rank] / n <= 0.30, ranks
+
+
+def test_the_length_draw_never_looks_at_which_option_is_gold():
+    # a first version drew the wrong options around the gold's length: a text prior then scored 0.42 (simulated)
+    from types import SimpleNamespace
+
+    from dimobench.suite.questions import QuestionMaker
+
+    trait = next(t for tp in CAT.topics for t in tp.traits if t.trait_id == "pet_life")
+    pools = {i: list(s.recommendations) for i, s in enumerate(trait.states)}
+    for seed in range(20):
+        drawn = []
+        for gold in range(4):
+            chosen = [("gold" if i == gold else "state", pools[i][0]) for i in range(4)]
+            out = QuestionMaker._rank_lengths(SimpleNamespace(rng=random.Random(seed)), chosen, pools)  # type: ignore[arg-type]
+            assert [r for r, _ in out] == [r for r, _ in chosen]
+            drawn.append([t for _, t in out])
+        assert all(d == drawn[0] for d in drawn), drawn
