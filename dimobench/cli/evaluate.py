@@ -181,6 +181,10 @@ def compare(
         return
     if not res["systems"]:
         _fail("the two reports share no system")
+    used = res["answerers"]
+    if used["a"] != used["b"]:
+        typer.echo(f"note: A was answered by {used['a']} and B by {used['b']}: the differences below are the "
+                   "answerers' as much as the systems'")
     for name, r in res["systems"].items():
         if r["diff"] is None:
             typer.echo(f"{name}: no shared questions")

@@ -315,8 +315,9 @@ def compare(report_a: str | Path, report_b: str | Path, n: int = 1000, seed: int
 def _compare(report_a: str | Path, report_b: str | Path, n: int, seed: int) -> dict[str, Any]:
     from dimobench.evaluate.scoring import paired_bootstrap
 
-    _, ans_a = _load_answers(Path(report_a))
-    _, ans_b = _load_answers(Path(report_b))
+    rep_a, ans_a = _load_answers(Path(report_a))
+    rep_b, ans_b = _load_answers(Path(report_b))
+    answerers = [str(((r.get("config") or {}).get("answerer") or {}).get("name", "?")) for r in (rep_a, rep_b)]
     out: dict[str, Any] = {}
     for system in [s for s in ans_a if s in ans_b]:
         shared = sorted(set(ans_a[system]) & set(ans_b[system]))
@@ -324,5 +325,7 @@ def _compare(report_a: str | Path, report_b: str | Path, n: int, seed: int) -> d
         a = sum(ans_a[system][q] for q in shared) / len(shared) if shared else None
         b = sum(ans_b[system][q] for q in shared) / len(shared) if shared else None
         out[system] = {"a": a, "b": b, **res}
+    # a difference between runs read by two answerers (offline and gloss, say) is the answerers' as much as the
+    # systems': the caller is told
     return {"systems": out, "only_in_a": [s for s in ans_a if s not in ans_b],
-            "only_in_b": [s for s in ans_b if s not in ans_a]}
+            "only_in_b": [s for s in ans_b if s not in ans_a], "answerers": {"a": answerers[0], "b": answerers[1]}}

@@ -138,3 +138,10 @@ def test_evaluate_answerer_gloss_records_itself_separates_memory_from_none_and_a
     systems = report["systems"]
     assert systems["full"]["overall"] >= systems["none"]["overall"] + 0.15, systems
     assert answers[0] == answers[1]  # the workers bind the same catalog reading as the parent
+    plain = tmp_path / "plain"
+    r = CliRunner().invoke(app, ["evaluate", str(suite_dir), "--system", "full", "--jobs", "1", "--no-plots",
+                                 "--bootstrap", "0", "--embedding", "minilm", "--out", str(plain)])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(app, ["compare", str(tmp_path / "ev1"), str(plain), "--bootstrap", "0"])
+    assert r.exit_code == 0, r.output
+    assert "A was answered by offline-gloss and B by offline-embedding" in r.output
