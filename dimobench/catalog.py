@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from dimobench.resources import resource_dir
 
@@ -215,6 +215,16 @@ class Catalog(BaseModel):
     conflicts: dict[str, list[tuple[str, str]]] = {}
     """Option text -> (trait_id, state_id) of other traits' states that also support it
     (``data/conflicts.json``, built by ``scripts/build_conflicts.py``)."""
+
+    _excludes: dict[tuple[str, str], tuple[str, ...]] | None = PrivateAttr(default=None)
+
+    def excludes(self) -> dict[tuple[str, str], tuple[str, ...]]:
+        """(trait_id, state_id) -> the words that state excludes, for the states that exclude any (computed
+        once: the dialogue stage asks at every turn)."""
+        if self._excludes is None:
+            self._excludes = {(t.trait_id, s.state_id): tuple(s.excludes) for tp in self.topics for t in tp.traits
+                              for s in t.states if s.excludes}
+        return self._excludes
 
     def canonical_json(self) -> str:
         """The catalog as compact JSON without the v3 fields left at their defaults, so adding those fields to

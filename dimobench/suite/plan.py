@@ -75,15 +75,15 @@ class LatentPlan:
         """What the persona would not say of its own life at ``turn``: the ``excludes`` of the states its traits
         hold then, leaving out the trait ``cued`` (a turn never contradicts the state it shows) and a trait in
         the middle of a drift (its cues are a mix of both states then); None when nothing is barred."""
+        table = catalog.excludes() if catalog.text_rules == "v3" else {}
+        if not table:
+            return None
         drift = self.active_drift(turn)
         moving = drift.trait_id if drift is not None and turn <= drift.change_point_turn else None
-        known = {t.trait_id for tp in catalog.topics for t in tp.traits} if catalog.text_rules == "v3" else set()
         words: set[str] = set()
         for trait in self.persona.traits:
-            if trait.trait_id in (cued, moving) or trait.trait_id not in known:
-                continue
-            state = self.state_at(trait.trait_id, turn)
-            words.update(*(s.excludes for s in catalog.trait(trait.trait_id).states if s.state_id == state))
+            if trait.trait_id not in (cued, moving):
+                words.update(table.get((trait.trait_id, self.state_at(trait.trait_id, turn)), ()))
         return barred_pattern(frozenset(words))
 
     def description(self, trait_id: str, state_id: str) -> str:
