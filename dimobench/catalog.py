@@ -19,6 +19,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
+from dimobench.catalog_patterns import (  # noqa: F401  (re-exported: the catalog's text rules)
+    MONTHS,
+    SEASONAL,
+    SLOT_SPAN,
+    barred_pattern,
+    in_season,
+    template_pattern,
+)
 from dimobench.resources import resource_dir
 
 SLOTS: frozenset[str] = frozenset(
@@ -273,44 +281,6 @@ def _drop_unset_v3(value: object) -> object:
 _WORD = re.compile(r"[a-z']+")
 
 
-_WINTER, _SUMMER = frozenset({11, 12, 1, 2, 3}), frozenset({5, 6, 7, 8, 9})
-SEASONAL: tuple[tuple[re.Pattern[str], frozenset[int]], ...] = tuple(
-    (re.compile(rf"\b({w})\b", re.IGNORECASE), m) for w, m in (
-    (r"snow\w*|frost\w*|sledges?|sledging|icy|mince pies?|thermals|gritters?", _WINTER),
-    (r"christmas\w*|advent calendars?|secret santa|carol singers|carols", frozenset({11, 12})),
-    (r"boxing day", frozenset({12})),
-    (r"heatwaves?|sunburn\w*|sunbath\w*|paddling pool|hosepipe ban|sun cream|suncream|sweltering", _SUMMER),
-    (r"wasps?", frozenset({5, 6, 7, 8, 9, 10})),
-    (r"autumn leaves|conkers?|fallen leaves|bonfire night", frozenset({9, 10, 11})),
-    (r"daffodils?|bluebells?|blossom", frozenset({2, 3, 4, 5})),
-    (r"clocks (?:go|went|going) forward", frozenset({3})),
-    (r"clocks (?:go|went|going) back", frozenset({10})),
-    (r"clocks change[sd]?", frozenset({3, 10})),
-))
-"""Words that tie a text to months of the (northern) year; a v3 turn is written only in a month they fit."""
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-          "November", "December")
-
-
-@lru_cache(maxsize=4096)
-def barred_pattern(words: frozenset[str]) -> re.Pattern[str] | None:
-    """One regex finding any of ``words``: whole words or phrases, a plural ``s`` or ``es`` allowed, a space and a
-    hyphen alike ("hot desk", "hot-desk"), a straight and a curly apostrophe alike; None for none."""
-    if not words:
-        return None
-
-    def loose(word: str) -> str:
-        return re.escape(word).replace(r"\ ", "[ -]").replace(r"\-", "[ -]").replace("'", "['’]")
-
-    alternatives = "|".join(loose(w) for w in sorted(words, key=lambda w: (-len(w), w)))
-    return re.compile(rf"(?<![\w-])(?:{alternatives})(?:e?s)?(?![\w-])", re.IGNORECASE)
-
-
-def in_season(text: str, month: int) -> bool:
-    """Whether every seasonal word of ``text`` (:data:`SEASONAL`) fits ``month`` (1-12)."""
-    return all(month in months for pattern, months in SEASONAL if pattern.search(text))
-
-
 def content_words(text: str) -> set[str]:
     """Lower-cased words of ``text`` that are not stop words or slot names (apostrophe forms are split off)."""
     words = set()
@@ -338,24 +308,6 @@ def stem(word: str) -> str:
 def stemmed_words(text: str) -> frozenset[str]:
     """Stemmed content words of ``text`` (cached: the question maker asks about the same option texts often)."""
     return frozenset(stem(w) for w in content_words(text))
-
-
-SLOT_SPAN = 40
-"""Most characters a filled slot takes in :func:`template_pattern` (catalog-v3's longest fill is 22: "pair of
-lifting straps"), so a slot never reaches across a merged memory item from one sentence into another."""
-
-
-def template_pattern(template: str) -> tuple[str, re.Pattern[str]]:
-    """The longest literal run of ``template`` (lower-cased: a cheap ``in`` filter before the regex) and a regex
-    matching the template's text with its slots as wildcards (the audit's template lookup and the ``gloss``
-    answerer find catalog pieces in a suite's turns with it)."""
-    pieces, out = [], []
-    for literal, slot, _, _ in string.Formatter().parse(template):
-        pieces.append(literal)
-        out.append(re.escape(literal))
-        if slot is not None:
-            out.append(".{1,%d}?" % SLOT_SPAN)
-    return max(pieces, key=len).lower(), re.compile("".join(out), re.IGNORECASE)
 
 
 def slot_names(template: str) -> set[str]:

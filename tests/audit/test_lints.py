@@ -198,6 +198,7 @@ def test_the_season_words_know_their_months():
     from dimobench.catalog import in_season
 
     assert in_season("Knocked through a wall with a sledgehammer.", 8)  # a tool, not a sledge
+    assert in_season("Ahmad snowballed the smallest balances down to zero.", 8)  # the debt method (seed 882)
     assert not in_season("Went sledging on the common.", 8) and in_season("Went sledging on the common.", 1)
     assert not in_season("The clocks go back this weekend.", 3) and in_season("The clocks go back this weekend.", 10)
     assert not in_season("The drive for Boxing Day is six hours.", 3)
