@@ -8,14 +8,14 @@ well it recalls (README, "Issue 15's comparisons on catalog-v3"), while other pe
 distant past, written as the catalog's plain habit phrases, read easily: the confounders outvote the cues.
 A person reading the dialogue makes the step at once (two blind readers: 40 of 40 items with the dialogue).
 
-This answerer stands in for such a reader. Before the v4 formula runs, each recalled item in which a piece of
-one of the catalog's cue templates is found (a fixed cue, an act's context or an act's ask; slots as wildcards,
-as :mod:`dimobench.audit.lookup` matches them) is read as its state's gloss: the state's description and its
-habit phrases, exactly the text the ``oracle`` hands the same formula. Everything else is unchanged: items
-that match no cue piece (other people, the distant past, chatter, a system's own summaries) are read as
-written, the system's ranking and scores weigh the items, and the past-question rule still orders them by
-their source turns. So the answer still depends only on what the system recalled, and ``none`` (nothing
-recalled) is answered exactly as by ``offline``.
+This answerer stands in for such a reader. Before the v4 formula runs, each piece of one of the catalog's cue
+templates found in a recalled item (a fixed cue, an act's context or an act's ask; slots as wildcards, as
+:mod:`dimobench.audit.lookup` matches them) is replaced by its state's gloss: the state's description and its
+habit phrases, exactly the text the ``oracle`` hands the same formula. Everything else is unchanged: the rest
+of the item, and items that match no cue piece (other people, the distant past, chatter, fillers, a system's
+own summaries), are read as written, the system's ranking and scores weigh the items, and the past-question
+rule still orders them by their source turns. So the answer still depends only on what the system recalled,
+and ``none`` (nothing recalled) is answered exactly as by ``offline``.
 
 What it is not: a reader of text the catalog does not hold. On an imported or LLM-written suite no cue piece
 matches and it answers as ``offline`` does; use an LLM answerer there (``--answerer openai/...``). The gold,

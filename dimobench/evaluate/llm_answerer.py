@@ -77,7 +77,7 @@ def check_roles(answerer: str, free_text: bool, judges: Sequence[str]) -> tuple[
     """Normalise ``--answerer`` and ``--judge`` specs; raise ``ConfigError`` (one line) when they cannot work."""
     from dimobench.evaluate.gloss import OFFLINE_ANSWERERS
 
-    spec = answerer.strip() if answerer.strip() in OFFLINE_ANSWERERS else normalize_spec(answerer, "--answerer")
+    spec = answerer if answerer in OFFLINE_ANSWERERS else normalize_spec(answerer, "--answerer")
     specs = [normalize_spec(j, "--judge") for j in judges]
     if specs and not free_text:
         raise ConfigError("--judge grades free-text answers: add --free-text (multiple-choice answers are scored "
