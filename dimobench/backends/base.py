@@ -125,6 +125,15 @@ class InvalidReply(TransientError):
         self.raw = raw
 
 
+class CallFailed(BackendError):
+    """A call that failed after its retries, with what it spent: each attempt that got a reply was billed."""
+
+    def __init__(self, message: str, attempts: int, usage: Usage) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.usage = usage
+
+
 class Truncated(InvalidReply):
     """The server stopped at ``max_tokens`` (``finish_reason: length``) before the JSON was whole.
 
@@ -305,6 +314,7 @@ class BaseLLM:
     def _attempt(self, tries: _Tries, mode: str) -> Response:
         request = tries.next_request()
         text, usage = self._send_raw(self._wire(request, mode), mode)
+        tries.spend(usage)
         try:
             parsed, json_text = parse_text(text, request.response_model)
             parsed = check_reply(request, parsed, json_text)
@@ -314,7 +324,8 @@ class BaseLLM:
                                 f"{exc})", raw=exc.raw, final=tries.grown)
             tries.failed(exc)
             raise exc from None
-        return Response(text=json_text, parsed=parsed, usage=usage)
+        return Response(text=json_text, parsed=parsed, usage=tries.spent.model_copy(
+            update={"finish_reason": usage.finish_reason}))
 
     def complete(self, request: Request) -> Response:
         """Send ``request``, retrying transient failures; raise ``BackendError`` (redacted) after the last.
@@ -325,8 +336,9 @@ class BaseLLM:
             raise Unreachable(self.down)
         retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(self.max_attempts), wait=self._wait,
                                      retry=self._retry, reraise=True)
+        tries = _Tries(request)
         try:
-            response = retrying(self._attempt, _Tries(request), self.mode())
+            response = retrying(self._attempt, tries, self.mode())
         except Unreachable as exc:
             if self.down is None:
                 self.down = redact(f"{self.spec}: {exc}, then {rerun_hint()}")
@@ -335,7 +347,8 @@ class BaseLLM:
             raise type(exc)(redact(f"{self.spec}: {exc}")) from None
         except BackendError as exc:
             attempts = retrying.statistics.get("attempt_number", 1)
-            raise BackendError(redact(f"{self.spec}: {exc} (after {attempts} attempt(s))")) from None
+            raise CallFailed(redact(f"{self.spec}: {exc} (after {attempts} attempt(s))"), attempts,
+                             tries.spent) from None
         except Exception as exc:
             raise BackendError(redact(f"{self.spec}: {type(exc).__name__}: {exc}")) from None
         response.attempts = retrying.statistics.get("attempt_number", 1)
@@ -366,6 +379,12 @@ class _Tries:
             request.model_copy(update={"max_tokens": cap})
         self.grown = False
         self.last: InvalidReply | None = None
+        self.spent = Usage()
+        """Tokens of every reply received so far, usable or not: what the provider bills for the call."""
+
+    def spend(self, usage: Usage) -> None:
+        self.spent = Usage(input_tokens=self.spent.input_tokens + usage.input_tokens,
+                           output_tokens=self.spent.output_tokens + usage.output_tokens)
 
     def failed(self, exc: InvalidReply) -> None:
         self.last = exc

@@ -19,7 +19,7 @@ from typing import Any
 from dimobench import strictjson
 from dimobench.backends import batch as batch_api
 from dimobench.backends import progress
-from dimobench.backends.base import ChatLLM, Request
+from dimobench.backends.base import CallFailed, ChatLLM, Request
 from dimobench.backends.batch import BatchOptions
 from dimobench.backends.limits import RunAborted
 from dimobench.backends.usage import Ledger
@@ -123,7 +123,8 @@ def run_jobs(jobs: list[Job], llm: ChatLLM, ledger: Ledger, log: RunLog, failure
         except RunAborted:  # no server, or the run's time is up: the run ends here, not just this job
             raise
         except Exception as exc:  # recorded, never fatal: the caller decides what a missing reply means
-            log.write({"event": "call", "item": job.item, "ok": False, "error": redact(str(exc))})
+            spent = {"attempts": exc.attempts, **exc.usage.model_dump()} if isinstance(exc, CallFailed) else {}
+            log.write({"event": "call", "item": job.item, "ok": False, "error": redact(str(exc)), **spent})
             return job.item, exc
         if not resp.cached:
             log.write({"event": "call", "item": job.item, "ok": True, "attempts": resp.attempts,

@@ -83,8 +83,11 @@ class Ledger:
         tracker, clock = progress.current(), progress.timed()
         try:
             resp = llm.complete(request)
-        except Exception:
-            self.record(cached=False, attempts=0, failed=True)
+        except Exception as exc:
+            spent = getattr(exc, "usage", None)  # a CallFailed: its attempts' replies were billed all the same
+            self.record(cached=False, attempts=getattr(exc, "attempts", 0), failed=True,
+                        input_tokens=spent.input_tokens if spent else 0,
+                        output_tokens=spent.output_tokens if spent else 0)
             if tracker is not None:
                 tracker.record(ok=False, cached=False, seconds=clock())
             raise

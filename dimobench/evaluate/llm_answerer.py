@@ -180,7 +180,9 @@ class LLMAnswerer:
         extra = {"answer_text": choice.extra["answer_text"], "judges": verdict["judges"], "majority": label,
                  "failed": verdict["failed"]}
         if verdict["failed"]:
-            extra["error"] = "; ".join(f"{v['judge']}: {v['error']}" for v in verdict["judges"] if v.get("error"))
+            # a backend's error already starts with its spec; only other errors are told which judge they are
+            extra["error"] = "; ".join(v["error"] if v["error"].startswith(f"{v['judge']}:") else
+                                       f"{v['judge']}: {v['error']}" for v in verdict["judges"] if v.get("error"))
             return LLMChoice(None, mode="llm_free_text", extra=extra, correct=False)
         index = LETTERS.index(label) if label not in (None, NONE) else None
         if q.options:

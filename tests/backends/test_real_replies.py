@@ -16,6 +16,7 @@ from pydantic import BaseModel
 from dimobench.backends.base import Message, Request
 from dimobench.backends.openai import OpenAIBackend
 from dimobench.backends.replies import NoJSON, extract_json
+from dimobench.backends.usage import Ledger
 from dimobench.errors import BackendError
 from tests.helpers.fakeserver import FakeLLMServer
 
@@ -100,6 +101,28 @@ def test_replies_that_never_parse_end_as_one_line_naming_the_last_problem() -> N
     with FakeLLMServer(bodies=[wrong] * 5) as srv, pytest.raises(BackendError) as err:
         ask(srv)
     assert srv.count == 5 and "after 5 attempt(s)" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_every_billed_attempt_is_counted_whether_the_call_ends_well_or_not() -> None:
+    """A provider bills each reply, usable or not: the run's token totals (and so its cost) count them all."""
+    wrong, clean = recorded("transformers_serve_wrong_shape"), recorded("clean")
+    tokens = [(b["usage"]["prompt_tokens"], b["usage"]["completion_tokens"]) for b in (wrong, clean)]
+    backend_ledger = Ledger(spec="openai/m")
+    with FakeLLMServer(bodies=[wrong, clean]) as srv:
+        backend = OpenAIBackend(model="m", base_url=srv.url + "/v1")
+        resp = backend_ledger.call(backend, Request(messages=[Message(role="user", content="Write Ana's bio.")],
+                                                    response_model=Bio, temperature=0, seed=1))
+    assert resp.attempts == 2
+    assert (resp.usage.input_tokens, resp.usage.output_tokens) == (tokens[0][0] + tokens[1][0],
+                                                                   tokens[0][1] + tokens[1][1])
+    failing = Ledger(spec="openai/m")
+    with FakeLLMServer(bodies=[wrong] * 2) as srv, pytest.raises(BackendError):
+        failing.call(OpenAIBackend(model="m", base_url=srv.url + "/v1", max_attempts=2),
+                     Request(messages=[Message(role="user", content="Write Ana's bio.")], response_model=Bio,
+                             temperature=0, seed=1))
+    summary = failing.summary()
+    assert summary["failures"] == 1 and summary["attempts"] == 2
+    assert (summary["input_tokens"], summary["output_tokens"]) == (2 * tokens[0][0], 2 * tokens[0][1])
 
 
 @pytest.mark.parametrize(("text", "value"), [
