@@ -128,10 +128,10 @@ class InvalidReply(TransientError):
 class CallFailed(BackendError):
     """A call that failed after its retries, with what it spent: each attempt that got a reply was billed."""
 
-    def __init__(self, message: str, attempts: int, usage: Usage) -> None:
+    def __init__(self, message: str, attempts: int = 0, usage: Usage | None = None) -> None:
         super().__init__(message)
         self.attempts = attempts
-        self.usage = usage
+        self.usage = usage or Usage()
 
 
 class Truncated(InvalidReply):
@@ -217,6 +217,7 @@ class BaseLLM:
         """Every wait the retry policy chose, before ``DIMOBENCH_RETRY_WAIT_SCALE`` (tests read it)."""
         self.down: str | None = None
         """The line of the first unreachable failure; set, every call raises it at once."""
+        self._probe_usage = Usage()
 
     def _wait(self, state: tenacity.RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
@@ -269,6 +270,12 @@ class BaseLLM:
                 self.probe_seconds = round(time.monotonic() - started, 3)
             return jsonmode.resolved(self.json_mode)
 
+    def _take_probe_usage(self) -> Usage:
+        """The probe's billed tokens, handed once to the call that made it probe (then zero)."""
+        with self._mode_lock:
+            spent, self._probe_usage = self._probe_usage, Usage()
+            return spent
+
     def _probe(self) -> jsonmode.JsonMode:
         """Find the strongest structured-output mode the server honours (module doc of ``jsonmode``)."""
         ask = Message(role="user", content="Say hello.")
@@ -278,7 +285,9 @@ class BaseLLM:
             retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(self.max_attempts), wait=self._wait,
                                          retry=self._probe_retry, reraise=True)
             try:
-                text, _ = retrying(self._send_raw, self._wire(request, mode), mode)
+                text, usage = retrying(self._send_raw, self._wire(request, mode), mode)
+                self._probe_usage = Usage(input_tokens=self._probe_usage.input_tokens + usage.input_tokens,
+                                          output_tokens=self._probe_usage.output_tokens + usage.output_tokens)
             except RunAborted:
                 raise
             except BackendError:  # refused (400: unsupported response_format) or unreadable: a weaker mode
@@ -324,8 +333,7 @@ class BaseLLM:
                                 f"{exc})", raw=exc.raw, final=tries.grown)
             tries.failed(exc)
             raise exc from None
-        return Response(text=json_text, parsed=parsed, usage=tries.spent.model_copy(
-            update={"finish_reason": usage.finish_reason}))
+        return Response(text=json_text, parsed=parsed, usage=tries.spent)
 
     def complete(self, request: Request) -> Response:
         """Send ``request``, retrying transient failures; raise ``BackendError`` (redacted) after the last.
@@ -338,7 +346,9 @@ class BaseLLM:
                                      retry=self._retry, reraise=True)
         tries = _Tries(request)
         try:
-            response = retrying(self._attempt, tries, self.mode())
+            mode = self.mode()
+            tries.spend(self._take_probe_usage())
+            response = retrying(self._attempt, tries, mode)
         except Unreachable as exc:
             if self.down is None:
                 self.down = redact(f"{self.spec}: {exc}, then {rerun_hint()}")

@@ -222,10 +222,16 @@ def _store(lines: list[dict[str, Any]], record: dict[str, Any], pending: dict[st
         job = pending[key][0]
         try:
             text, usage = _line_reply(line)
-            parsed = check_reply(job.request, parse_reply(text, job.request.response_model), text or "")
-        except Exception as exc:  # retried synchronously by the caller
+        except Exception as exc:  # an error line, not billed; retried synchronously by the caller
             log.write({"event": "call", "item": job.item, "ok": False, "batch_id": record["batch_id"],
                        "error": redact(str(exc))})
+            continue
+        try:
+            parsed = check_reply(job.request, parse_reply(text, job.request.response_model), text or "")
+        except Exception as exc:  # a reply that was billed but cannot be used: retried synchronously
+            ledger.bill(usage.input_tokens, usage.output_tokens, batch=True)
+            log.write({"event": "call", "item": job.item, "ok": False, "batch_id": record["batch_id"],
+                       "error": redact(str(exc)), **usage.model_dump()})
             continue
         entry = {"provider": layers[0].provider, "model": layers[0].model, "text": text,
                  "usage": usage.model_dump()}

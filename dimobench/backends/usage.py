@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dimobench.backends import progress
+from dimobench.backends.base import CallFailed
 
 if TYPE_CHECKING:
     from dimobench.backends.base import ChatLLM, Request, Response
@@ -78,16 +79,24 @@ class Ledger:
             self.input_tokens += input_tokens
             self.output_tokens += output_tokens
 
+    def bill(self, input_tokens: int, output_tokens: int, batch: bool = False) -> None:
+        """Add tokens a provider billed for a reply that was then thrown away, without counting a call."""
+        with self._lock:
+            if batch:
+                self.batch_tokens = (self.batch_tokens[0] + input_tokens, self.batch_tokens[1] + output_tokens)
+            self.input_tokens += input_tokens
+            self.output_tokens += output_tokens
+
     def call(self, llm: ChatLLM, request: Request) -> Response:
         """``llm.complete(request)``, counted here: a failed call is counted, then re-raised for the caller."""
         tracker, clock = progress.current(), progress.timed()
         try:
             resp = llm.complete(request)
         except Exception as exc:
-            spent = getattr(exc, "usage", None)  # a CallFailed: its attempts' replies were billed all the same
-            self.record(cached=False, attempts=getattr(exc, "attempts", 0), failed=True,
-                        input_tokens=spent.input_tokens if spent else 0,
-                        output_tokens=spent.output_tokens if spent else 0)
+            # a CallFailed's attempts got replies, and the provider bills them whether or not they parsed
+            failed = exc if isinstance(exc, CallFailed) else CallFailed("")
+            self.record(cached=False, attempts=failed.attempts, failed=True, input_tokens=failed.usage.input_tokens,
+                        output_tokens=failed.usage.output_tokens)
             if tracker is not None:
                 tracker.record(ok=False, cached=False, seconds=clock())
             raise

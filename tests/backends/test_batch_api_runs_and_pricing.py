@@ -128,6 +128,12 @@ def test_faulty_batch_lines_are_made_synchronously(reference: dict[str, Any], tm
     assert set(bad) == set(faults) and "500" in bad["p01/session-0002"] and "not valid JSON" in bad[
         "p01/session-0003"]
     assert log[-1]["batch_calls"] == log[-1]["calls"] - 3
+    # a line that came back but could not be used was billed: its tokens are in the totals (an error line is not)
+    calls = [e for e in log if e.get("event") == "call"]
+    assert {e["item"] for e in calls if e.get("ok") is False and e.get("input_tokens", 0) > 0} == {
+        "p01/session-0003", "p01/qa-q0001"}
+    assert log[-1]["input_tokens"] == sum(e.get("input_tokens", 0) for e in calls)
+    assert log[-1]["output_tokens"] == sum(e.get("output_tokens", 0) for e in calls)
 
 
 def test_a_line_that_keeps_failing_is_recorded_and_resume_completes(reference: dict[str, Any],

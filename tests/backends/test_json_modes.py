@@ -61,6 +61,19 @@ def test_auto_probes_once_and_keeps_the_answer(ignore: bool, expected: str) -> N
     assert srv.count == len(probes) + 2
 
 
+@pytest.mark.parametrize("ignore", [False, True])
+def test_the_probes_tokens_are_billed_to_the_call_that_made_it_probe(ignore: bool) -> None:
+    """A probe is a billed request like any other: its tokens join the first call's usage, and only that call's."""
+    with FakeLLMServer(ignore_schema=ignore) as srv:
+        backend = OpenAIBackend(model="m", base_url=srv.url + "/v1", json_mode="auto")
+        first, second = ask(backend), ask(backend)
+    with FakeLLMServer(ignore_schema=ignore) as srv:
+        plain = ask(OpenAIBackend(model="m", base_url=srv.url + "/v1", json_mode=backend.json_mode))
+    assert (second.usage.input_tokens, second.usage.output_tokens) == (plain.usage.input_tokens,
+                                                                       plain.usage.output_tokens)
+    assert first.usage.input_tokens > second.usage.input_tokens and first.usage.output_tokens > 0
+
+
 def test_a_server_that_refuses_response_format_gets_prompt_mode() -> None:
     """Some servers answer 400 to an unknown ``response_format``: the probe moves on instead of failing."""
     with FakeLLMServer(faults={1: "400", 2: "400"}) as srv:

@@ -113,8 +113,10 @@ def test_every_billed_attempt_is_counted_whether_the_call_ends_well_or_not() -> 
         resp = backend_ledger.call(backend, Request(messages=[Message(role="user", content="Write Ana's bio.")],
                                                     response_model=Bio, temperature=0, seed=1))
     assert resp.attempts == 2
-    assert (resp.usage.input_tokens, resp.usage.output_tokens) == (tokens[0][0] + tokens[1][0],
-                                                                   tokens[0][1] + tokens[1][1])
+    both = (tokens[0][0] + tokens[1][0], tokens[0][1] + tokens[1][1])
+    assert (resp.usage.input_tokens, resp.usage.output_tokens) == both
+    summary = backend_ledger.summary()
+    assert (summary["input_tokens"], summary["output_tokens"], summary["attempts"]) == (*both, 2)
     failing = Ledger(spec="openai/m")
     with FakeLLMServer(bodies=[wrong] * 2) as srv, pytest.raises(BackendError):
         failing.call(OpenAIBackend(model="m", base_url=srv.url + "/v1", max_attempts=2),

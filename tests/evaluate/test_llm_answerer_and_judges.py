@@ -235,6 +235,21 @@ def test_failure_after_retries_is_recorded_exit_1_and_rerun_retries_only_it(suit
     assert_no_key_anywhere(tmp_path, texts=(r.stderr,))
 
 
+def test_a_judge_that_never_gives_a_usable_verdict_is_named_once_in_the_error(suite: Path, tmp_path: Path) -> None:
+    def reply(_model: str, _prompt: str, schema: dict[str, Any]) -> Any:
+        return {"answer": "The same as before."} if set(schema.get("properties", {})) == {"answer"} else {}
+
+    with FakeLLMServer(reply=reply) as srv:
+        r = run(evaluate(suite, srv, tmp_path / "j", tmp_path / "cache", "--answerer", "openai/a", "--free-text",
+                         "--judge", "openai/j", "--concurrency", "1"))
+    assert r.returncode == 1, r.stderr
+    failed = [a for a in rows(tmp_path / "j") if a["failed"]]
+    assert failed and len(failed) == n_questions(suite)
+    for a in failed:  # the backend's line already names the judge: it is not said twice
+        assert a["error"].startswith("openai/j: reply does not match JudgeVerdict")
+        assert a["error"].count("openai/j") == 1
+
+
 def test_killed_run_repeats_only_calls_in_flight(suite: Path, tmp_path: Path) -> None:
     concurrency = 2
     spec = ["--answerer", "openai/test"]
