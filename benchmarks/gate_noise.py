@@ -2,11 +2,12 @@
 
 Generates ``--preset dimobench`` suites (``--qa-rules valid``) for ``--train`` and ``--test`` seeds, fits every
 no-context attack of ``dimobench audit`` on the train suites once, and scores each test suite. Beside each
-observed accuracy it draws a null: in every (persona, trait) unit the held state is relabelled by a random
-permutation of the trait's states, the same for all of the unit's questions, and the attack's fixed scores are
-counted against the relabelled gold. Nothing an attacker can learn predicts a random relabelling, so the null
-is what a suite of this shape scores with no leak at all. Its spread is large because a unit's questions share
-their gold state for long stretches: a 1,000-question suite holds only ~30 independent units.
+observed accuracy it draws the audit's null (:func:`dimobench.audit.items.relabel_null`): in every (persona,
+trait) unit the held state is relabelled by a random permutation of the trait's states, the same for all of
+the unit's questions, and the attack's fixed scores are counted against the relabelled gold. Nothing an
+attacker can learn predicts a random relabelling, so the null is what a suite of this shape scores with no leak
+at all. Its spread is large because a unit's questions share their gold state for long stretches: a
+1,000-question suite holds only ~30 independent units.
 
 Prints JSON: per attack and test suite the observed accuracy, the null's mean, standard deviation and 95th
 percentile, and the share of null draws above ``--gate``; pooled over the test suites, the observed accuracy.
@@ -19,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import statistics
 import sys
 import tempfile
@@ -39,24 +39,24 @@ def main() -> None:
     ap.add_argument("--gate", type=float, default=0.30)
     args = ap.parse_args()
     from dimobench.api import generate_suite, load_suite
-    from dimobench.audit.attacks import attacks, norm
-    from dimobench.audit.items import credit, items_of
-    from dimobench.catalog import find_catalog, load_catalog
+    from dimobench.audit.attacks import attacks
+    from dimobench.audit.check import option_states
+    from dimobench.audit.items import credit, items_of, relabel_null
+    from dimobench.catalog import find_catalog
     from dimobench.generate.config import make_config
 
     found = find_catalog(args.catalog)
     if found is None:
         raise SystemExit(f"no catalog {args.catalog!r}")
     os.environ["DIMOBENCH_CATALOG"] = str(found)
-    catalog = load_catalog(found)
-    state_of = {norm(text): state.state_id for tp in catalog.topics for tr in tp.traits for state in tr.states
-                for pool in ("answers", "recommendations") for text in getattr(state, pool)}
+    items, states = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
-        items = {}
         for seed in args.train + args.test:
             path = Path(tmp) / f"p{seed}"
             generate_suite(make_config("dimobench", seed=seed, qa_rules="valid"), path, verify=False, audit=False)
-            items[seed] = items_of([(f"p{seed}", load_suite(path))])
+            suite = [(f"p{seed}", load_suite(path))]
+            items[seed] = items_of(suite)
+            states[seed] = option_states(suite, items[seed])
     train = [it for s in args.train for it in items[s]]
     out: dict[str, Any] = {"catalog": args.catalog, "train": args.train, "test": args.test, "gate": args.gate,
                            "attacks": {}}
@@ -67,7 +67,7 @@ def main() -> None:
             scores = [attack.scores(it) for it in items[seed]]
             observed = [credit(sc, it.gold) for sc, it in zip(scores, items[seed], strict=True)]
             pooled += observed
-            null = _null(scores, items[seed], state_of, args.draws, random.Random(seed))
+            null = relabel_null(scores, items[seed], states[seed], draws=args.draws, seed=seed)
             rows[f"p{seed}"] = {"observed": round(statistics.mean(observed), 4),
                                 "null_mean": round(statistics.mean(null), 4),
                                 "null_sd": round(statistics.pstdev(null), 4),
@@ -79,32 +79,6 @@ def main() -> None:
             "mean_null_above_gate": round(statistics.mean(r["null_above_gate"] for r in rows.values()), 3),
             "suites": rows}
     print(json.dumps(out, indent=2))
-
-
-def _null(scores: list[list[float]], items: list[Any], state_of: dict[str, str], draws: int,
-          rng: random.Random) -> list[float]:
-    """Mean credit of fixed ``scores`` against ``draws`` relabellings of each unit's held state."""
-    from dimobench.audit.attacks import norm
-    from dimobench.audit.items import credit, unit
-
-    states = [[state_of.get(norm(o)) for o in it.options] for it in items]
-    out = []
-    for _ in range(draws):
-        perms: dict[tuple[str, str, str], dict[str, str]] = {}
-        total = 0.0
-        for sc, it, st in zip(scores, items, states, strict=True):
-            gold = it.gold
-            if None not in st:  # every option is a state of the trait: the gold can move with the relabelling
-                key = unit(it)
-                if key not in perms:
-                    names = sorted(set(st))
-                    shuffled = rng.sample(names, len(names))
-                    perms[key] = dict(zip(names, shuffled, strict=True))
-                moved = perms[key].get(st[gold], st[gold])
-                gold = st.index(moved) if moved in st else gold
-            total += credit(sc, gold)
-        out.append(total / len(items))
-    return out
 
 
 if __name__ == "__main__":

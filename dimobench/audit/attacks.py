@@ -237,17 +237,22 @@ def attacks() -> list[Attack]:
     ]
 
 
-def run_attack(attack: Attack, test: Sequence[Item], train: Sequence[Item] | None) -> list[float]:
-    """Credit per test item: trained once on ``train``, or leave-one-persona-out over ``test`` without it."""
+def attack_scores(attack: Attack, test: Sequence[Item], train: Sequence[Item] | None) -> list[list[float]]:
+    """Option scores per test item: trained once on ``train``, or leave-one-persona-out over ``test`` without it."""
     if train:
         attack.fit(train)
-        return [credit(attack.scores(it), it.gold) for it in test]
+        return [attack.scores(it) for it in test]
     groups: dict[tuple[str, str], list[int]] = defaultdict(list)
     for n, it in enumerate(test):
         groups[(it.suite, it.persona_id)].append(n)
-    out = [0.0] * len(test)
+    out: list[list[float]] = [[] for _ in test]
     for key, members in groups.items():
         attack.fit([it for it in test if (it.suite, it.persona_id) != key])
         for n in members:
-            out[n] = credit(attack.scores(test[n]), test[n].gold)
+            out[n] = attack.scores(test[n])
     return out
+
+
+def run_attack(attack: Attack, test: Sequence[Item], train: Sequence[Item] | None) -> list[float]:
+    """Credit per test item (see :func:`attack_scores`)."""
+    return [credit(sc, it.gold) for sc, it in zip(attack_scores(attack, test, train), test, strict=True)]

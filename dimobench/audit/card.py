@@ -19,6 +19,10 @@ class Score(BaseModel):
     ci: tuple[float, float] | None = None
     """95% interval resampling persona x trait units (see :func:`dimobench.audit.items.cluster_interval`)."""
     n: int = 0
+    null_p95: float | None = None
+    """No-context attacks: the 95th percentile of the attack's accuracy when each unit's held state is relabelled
+    at random (:func:`dimobench.audit.items.relabel_null`), i.e. what it scores on a suite of this shape with no
+    leak. A figure under it is within the noise; None when no item offers only states (imports, catalog v1)."""
 
 
 class Gate(BaseModel):
@@ -72,7 +76,9 @@ def summary(report: AuditReport) -> dict[str, object]:
     return {"passed": report.passed, "items": report.items, "chance": report.chance,
             "train": report.train or "leave-one-persona-out",
             "strongest": None if best is None else {"name": best.name, "accuracy": best.accuracy,
-                                                    "ci": list(best.ci) if best.ci else None},
+                                                    "ci": list(best.ci) if best.ci else None,
+                                                    **({"null_p95": best.null_p95} if best.null_p95 is not None
+                                                       else {})},
             "shortcuts": {s.name: s.accuracy for s in report.shortcuts},
             "flags": report.flags, "flagged_items": len(report.flagged),
             "lints": {k: len(v) for k, v in report.lints.items()},
@@ -98,9 +104,12 @@ def markdown(report: AuditReport) -> str:
         counted = g.name.endswith(("items", "findings"))
         shown = "n/a" if g.value is None else (f"{g.value:.0f}" if counted else _pct(g.value))
         lines.append(f"| {g.name} | {shown} | {g.limit:g} | {'ok' if g.passed else '**FAIL**'} |")
-    lines += ["", "## No-context attacks (never read the dialogue)", "", "| attack | accuracy | 95% CI | what |",
-              "|---|---|---|---|"]
-    lines += [f"| {s.name} | {_pct(s.accuracy)} | {_ci(s)} | {s.describe} |" for s in report.attacks]
+    lines += ["", "## No-context attacks (never read the dialogue)", "",
+              "Null p95: what the attack scores, 95 times in 100, when each persona's held states are relabelled at "
+              "random, i.e. on a suite of this shape with no leak.", "",
+              "| attack | accuracy | 95% CI | null p95 | what |", "|---|---|---|---|---|"]
+    lines += [f"| {s.name} | {_pct(s.accuracy)} | {_ci(s)} | {_pct(s.null_p95)} | {s.describe} |"
+              for s in report.attacks]
     lines += ["", "## Shortcut baselines (read the dialogue, understand nothing)", "",
               "| baseline | accuracy | 95% CI |", "|---|---|---|"]
     lines += [f"| {s.name} | {_pct(s.accuracy)} | {_ci(s)} |" for s in report.shortcuts]

@@ -7,14 +7,14 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from dimobench.audit.attacks import attacks, run_attack
+from dimobench.audit.attacks import Attack, attack_scores, attacks
 from dimobench.audit.card import DEFAULT_GATES, AuditReport, Score, check_gates, markdown
 from dimobench.audit.diversity import diversity
-from dimobench.audit.items import Item, chance, cluster_interval, items_of, unit
+from dimobench.audit.items import Item, chance, cluster_interval, credit, items_of, relabel_null, unit
 from dimobench.audit.lints import lints
 from dimobench.audit.shortcuts import run_shortcuts
 from dimobench.catalog import suite_catalog
-from dimobench.suite.flags import FLAGS, suite_flags
+from dimobench.suite.flags import FLAGS, norm, suite_flags
 from dimobench.suite.io import atomic_write_text
 from dimobench.suite.load import Suite, load_suite
 
@@ -36,6 +36,28 @@ def _score(name: str, describe: str, credits: list[float], items: Sequence[Item]
                  n=n)
 
 
+def _attack_score(attack: Attack, items: Sequence[Item], train: Sequence[Item] | None,
+                  states: Sequence[Sequence[str | None]]) -> Score:
+    scores = attack_scores(attack, items, train)
+    score = _score(attack.name, attack.describe, [credit(sc, it.gold) for sc, it in zip(scores, items, strict=True)],
+                   items)
+    if any(None not in st for st in states):
+        null = sorted(relabel_null(scores, items, states))
+        score.null_p95 = round(null[int(0.95 * (len(null) - 1))], 4)
+    return score
+
+
+def option_states(suites: Sequence[tuple[str, Suite]], items: Sequence[Item]) -> list[list[str | None]]:
+    """The trait state each option stands for, from the suite's catalog (None: a distractor, or no catalog)."""
+    texts: dict[str, dict[tuple[str, str], str]] = {}
+    for key, suite in suites:
+        catalog = suite_catalog(suite.manifest.config) if suite.manifest.status != "imported" else None
+        texts[key] = {} if catalog is None else {
+            (trait.trait_id, norm(text)): state.state_id for topic in catalog.topics for trait in topic.traits
+            for state in trait.states for pool in ("answers", "recommendations") for text in getattr(state, pool)}
+    return [[texts[it.suite].get((it.qa.trait_id or "", norm(o))) for o in it.options] for it in items]
+
+
 def audit_suites(paths: Sequence[str | Path], train: Sequence[str | Path] = (), against: Sequence[str | Path] = (),
                  gates: dict[str, float] | None = None, out: str | Path | None = None) -> AuditReport:
     """Audit the suites at ``paths`` together (see :mod:`dimobench.audit`); write ``audit.json``/``audit.md``
@@ -52,7 +74,8 @@ def audit_suites(paths: Sequence[str | Path], train: Sequence[str | Path] = (), 
                                         for k, p in zip(_keys(train_paths), train_paths, strict=True)]
     items: list[Item] = items_of(suites)
     train_items = items_of(trained) if trained else None
-    scored = [_score(a.name, a.describe, run_attack(a, items, train_items), items) for a in attacks()]
+    states = option_states(suites, items)
+    scored = [_attack_score(a, items, train_items, states) for a in attacks()]
     strongest = max((s for s in scored if s.accuracy is not None), key=lambda s: s.accuracy or 0.0, default=None)
     shortcuts = [_score(k, "", v, items) for k, v in run_shortcuts(suites, items).items()]
     flagged: dict[str, list[str]] = {}

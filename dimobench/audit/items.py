@@ -83,6 +83,60 @@ def cluster_interval(credits: Sequence[float], units: Sequence[tuple[str, str, s
     return round(float(low), 4), round(float(high), 4)
 
 
+def relabel_null(scores: Sequence[Sequence[float]], items: Sequence[Item], states: Sequence[Sequence[str | None]],
+                 draws: int = 200, seed: int = 0) -> list[float]:
+    """Mean credit of fixed option ``scores`` when each unit's held state is relabelled at random: what a suite of
+    this shape scores with no leak at all.
+
+    In every unit (:func:`unit`) the states its items offer are permuted, one permutation per unit and draw, and
+    each item's gold moves to the option of the state its gold state maps to (kept where that state is not
+    offered). ``states[n][i]`` is the state option ``i`` of item ``n`` stands for (None: a distractor, or no
+    known state). An item with such an option keeps its gold: a distractor that is never gold is a leak of its
+    own, which a null that kept it wrong would excuse, so suites whose items all carry one (catalog v1) get no
+    null at all. A unit's items share their gold state for long stretches, so an attack that has learned a state
+    is right or wrong on the whole unit at once: this null, unlike one that moves each item's gold on its own,
+    has the spread such an attack really has on a suite of few units.
+    """
+    import numpy as np
+
+    fixed, movable = 0.0, []
+    for n, (sc, it, st) in enumerate(zip(scores, items, states, strict=True)):
+        if None in st:
+            fixed += credit(sc, it.gold)
+        else:
+            movable.append(n)
+    if not items:
+        return []
+    names: dict[tuple[str, str, str], list[str]] = {}
+    for n in movable:
+        names.setdefault(unit(items[n]), [])
+        names[unit(items[n])] = sorted({*names[unit(items[n])], *(x for x in states[n] if x is not None)})
+    if not movable:
+        return [round(fixed / len(items), 6)] * draws
+    keys = sorted(names)
+    width = max(len(v) for v in names.values())
+    widest = max(len(scores[n]) for n in movable)
+    unit_of = np.array([keys.index(unit(items[n])) for n in movable])
+    gold_state = np.array([names[unit(items[n])].index(str(states[n][items[n].gold])) for n in movable])
+    option_of = np.full((len(movable), width), -1)
+    credits = np.zeros((len(movable), widest))
+    for row, n in enumerate(movable):
+        for i, state in enumerate(states[n]):
+            option_of[row, names[unit(items[n])].index(str(state))] = i
+            credits[row, i] = credit(scores[n], i)
+    sizes = np.array([len(names[k]) for k in keys])
+    rng = np.random.default_rng(seed)
+    draw_keys = rng.random((draws, len(keys), width))
+    draw_keys[:, np.arange(width)[None, :] >= sizes[:, None]] = np.inf  # a unit permutes only its own states
+    perms = np.argsort(draw_keys, axis=2)
+    moved = perms[:, unit_of, gold_state]
+    options = option_of[np.arange(len(movable))[None, :], moved]
+    golds = np.array([items[n].gold for n in movable])
+    options = np.where(options < 0, golds[None, :], options)
+    totals = credits[np.arange(len(movable))[None, :], options].sum(axis=1) + fixed
+    return [round(float(x), 6) for x in totals / len(items)]
+
+
 def chance(items: Sequence[Item]) -> float | None:
     """Mean of 1 / number of options: what guessing scores."""
     return round(sum(1 / len(it.options) for it in items) / len(items), 4) if items else None

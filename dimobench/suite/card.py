@@ -67,6 +67,9 @@ def audit_section(manifest: Manifest) -> str:
     best = audit.get("strongest") or {}
     rows = "\n".join(f"| {g['name']} | {g['value'] if g['value'] is not None else 'n/a'} | {g['limit']} | "
                      f"{'ok' if g['passed'] else '**FAIL**'} |" for g in audit.get("gates", []))
+    # a leak-free suite of few personas scores up to this by chance (dimobench.audit.items.relabel_null)
+    null = (f" (a suite of this shape with no leak scores up to {pct(best['null_p95'])}, 95 times in 100)"
+            if isinstance(best.get("null_p95"), int | float) else "")
     flags = audit.get("flags") or {}
     raised = ", ".join(f"{k} {v}" for k, v in flags.items() if v) or "none"
     return f"""
@@ -74,7 +77,7 @@ def audit_section(manifest: Manifest) -> str:
 
 Can this suite be answered without memory? `dimobench audit` attacked its {audit.get('items')} questions
 (chance {pct(audit.get('chance'))}; learned attacks trained {audit.get('train')}). The strongest no-context attack,
-**{best.get('name')}**, scores **{pct(best.get('accuracy'))}**; word-overlap shortcuts:
+**{best.get('name')}**, scores **{pct(best.get('accuracy'))}**{null}; word-overlap shortcuts:
 {', '.join(f"{k} {pct(v)}" for k, v in (audit.get('shortcuts') or {}).items())}. Flagged items:
 {audit.get('flagged_items')} ({raised}). Rerun `dimobench audit DIR --train OTHER_SEED --out card/` for the full card.
 

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from dimobench.api import GenerateConfig, audit_suite, generate_suite
-from dimobench.audit.items import cluster_interval, credit, items_of
+from dimobench.audit.items import Item, cluster_interval, credit, items_of, relabel_null
 from dimobench.audit.shortcuts import Dialogue, bow_window, recent_mention
+from dimobench.catalog import find_catalog
 from dimobench.suite.load import Suite
 from dimobench.suite.schema import Manifest, QAItem, Turn
 from tests.helpers.cli import run_cli
@@ -75,6 +76,58 @@ def test_intervals_resample_whole_persona_trait_units():
     assert low < 0.5 < high and high - low > 0.45
     spread = cluster_interval(credits, [("s", f"p{i}", "t") for i in range(100)])
     assert spread is not None and spread[1] - spread[0] < 0.25
+
+
+def _items(units: int, per_unit: int, held: str = "a") -> list:
+    """``units`` persona x trait units of ``per_unit`` questions each, every one offering states a-d with
+    ``held`` gold; the options' order turns with each question, so position tells nothing."""
+    out = []
+    for u in range(units):
+        for q in range(per_unit):
+            states = ["a", "b", "c", "d"][q % 4:] + ["a", "b", "c", "d"][: q % 4]
+            qa = QAItem(qa_id=f"p{u}-q{q}", persona_id=f"p{u}", ask_turn=1, qa_type="current_state",
+                        phase="stable", trait_id="t", drift_id=None, question="Which?", options=states,
+                        answer_index=states.index(held), answer=held, stale_index=None, confounder_index=None,
+                        evidence_turns=[1])
+            out.append(Item("s", f"p{u}", qa, None))
+    return out
+
+
+def test_the_relabelling_null_has_the_spread_of_an_attack_that_knows_a_state():
+    """An attack that always names state a: right on every question of a unit holding a, wrong on the others."""
+    few = _items(units=4, per_unit=25)
+    scores = [[1.0 if o == "a" else 0.0 for o in it.options] for it in few]
+    states = [list(it.options) for it in few]
+    null = relabel_null(scores, few, states, draws=400)
+    assert sum(credit(sc, it.gold) for sc, it in zip(scores, few)) / len(few) == 1.0  # every unit holds a
+    assert abs(sum(null) / len(null) - 0.25) < 0.04  # no leak: a's questions are a quarter of them
+    assert set(null) <= {0.0, 0.25, 0.5, 0.75, 1.0}  # a unit is right or wrong as a whole
+    assert sorted(null)[int(0.95 * 399)] >= 0.5  # four units: a lucky draw is common
+    many = _items(units=100, per_unit=1)
+    wide = relabel_null([[1.0 if o == "a" else 0.0 for o in it.options] for it in many], many,
+                        [list(it.options) for it in many], draws=400)
+    assert sorted(wide)[int(0.95 * 399)] < 0.34  # a hundred independent units: a tight null
+
+
+def test_an_item_whose_gold_is_no_known_state_keeps_its_gold_in_the_null():
+    items = _items(units=3, per_unit=4)
+    scores = [[1.0 if o == "a" else 0.0 for o in it.options] for it in items]
+    null = relabel_null(scores, items, [[None] * 4 for _ in items], draws=50)
+    assert null == [1.0] * 50
+
+
+def test_the_card_reports_each_attacks_null(two_seeds, tmp_path, monkeypatch):
+    """catalog-v3 items offer four states each: every attack gets a null; catalog v1 pads with a distractor that
+    is never gold, so its items get none (a null keeping that distractor wrong would excuse its leak)."""
+    monkeypatch.setenv("DIMOBENCH_CATALOG", str(find_catalog("catalog-v3")))
+    made = [generate_suite(GenerateConfig(turns=160, personas=3, seed=seed, qa_rules="valid"), tmp_path / f"v{seed}",
+                           verify=False, audit=False) for seed in (1, 2)]
+    report = audit_suite(tmp_path / "v1", train=[tmp_path / "v2"], out=tmp_path / "card")
+    assert made and all(s.null_p95 is not None for s in report.attacks)
+    prior = next(s for s in report.attacks if s.name == "option_prior")
+    assert prior.null_p95 is not None and 0.25 < prior.null_p95 < 0.75  # three personas: few units, a wide null
+    assert "| null p95 |" in (tmp_path / "card" / "audit.md").read_text(encoding="utf-8")
+    assert all(s.null_p95 is None for s in audit_suite(two_seeds[0], train=[two_seeds[1]]).attacks)
 
 
 def _turn(n: int, text: str) -> Turn:
