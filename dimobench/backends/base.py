@@ -15,7 +15,6 @@ a spent time budget (:class:`OutOfTime`, set with :func:`run_limits`, the CLI's 
 
 from __future__ import annotations
 
-import random
 import threading
 import time
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -29,6 +28,7 @@ from dimobench.backends.limits import (
     UNREACHABLE_WAIT_S,
     RunAborted,
     Unreachable,
+    backoff,
     out_of_time,
     rerun_hint,
     time_left,
@@ -38,10 +38,6 @@ from dimobench.errors import BackendError
 
 MAX_ATTEMPTS = 5
 """Attempts per call (the first try included); ``DIMOBENCH_MAX_ATTEMPTS`` overrides it."""
-MAX_WAIT_S = 60.0
-"""Longest single wait, Retry-After included."""
-
-
 class Message(BaseModel):
     """One chat message."""
 
@@ -180,15 +176,6 @@ def check_reply(request: Request, parsed: Any, text: str) -> Any:
     return parsed
 
 
-def backoff(state: tenacity.RetryCallState) -> float:
-    """Seconds before the next attempt: the server's Retry-After if it sent one, else exponential with jitter."""
-    exc = state.outcome.exception() if state.outcome else None
-    after = getattr(exc, "retry_after", None)
-    if after is None:
-        after = min(MAX_WAIT_S, 2.0 ** state.attempt_number) + random.random()
-    return min(MAX_WAIT_S, max(0.0, after))
-
-
 class BaseLLM:
     """Shared machinery: the retry loop, reply validation and secret redaction. Subclasses implement ``_send``.
 
@@ -292,7 +279,7 @@ class BaseLLM:
                 raise
             except BackendError:  # refused (400: unsupported response_format) or unreadable: a weaker mode
                 continue
-            if _probe_passed(text):
+            if jsonmode.probe_passed(text):
                 return mode
         return "prompt"
 
@@ -363,15 +350,6 @@ class BaseLLM:
             raise BackendError(redact(f"{self.spec}: {type(exc).__name__}: {exc}")) from None
         response.attempts = retrying.statistics.get("attempt_number", 1)
         return response
-
-
-def _probe_passed(text: str | None) -> bool:
-    """Whether a probe reply is bare JSON holding the constant: what only an enforced schema gives."""
-    try:
-        jsonmode.Probe.model_validate_json(text or "")
-    except ValidationError:
-        return False
-    return True
 
 
 class _Tries:

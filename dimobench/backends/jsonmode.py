@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Literal, cast
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from dimobench.errors import ConfigError
 
@@ -37,6 +37,15 @@ class Probe(BaseModel):
     """The probe's reply: one constant no model writes unless the server holds it to the schema."""
 
     probe: Literal["dimobench-probe-7f3a"]
+
+
+def probe_passed(text: str | None) -> bool:
+    """Whether a probe reply is bare JSON holding the constant: what only an enforced schema gives."""
+    try:
+        Probe.model_validate_json(text or "")
+    except ValidationError:
+        return False
+    return True
 
 
 class _Setting:

@@ -1,4 +1,5 @@
-"""Limits that end a whole run instead of one call: a server that is not there, and the run's time budget.
+"""Limits that end a whole run instead of one call (a server that is not there, the run's time budget), and how
+long a call waits between its attempts.
 
 :class:`RunAborted` errors pass through the call loops (which record any other failure and go on) up to the
 command, which prints their one line. :func:`run_limits` sets the budget the CLI's ``--timeout`` gives; it is
@@ -7,12 +8,30 @@ process-wide state because a process runs one command, and every worker thread o
 
 from __future__ import annotations
 
+import random
 import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from dimobench.errors import BackendError
+
+if TYPE_CHECKING:
+    import tenacity
+
+MAX_WAIT_S = 60.0
+"""Longest single wait, Retry-After included."""
+
+
+def backoff(state: tenacity.RetryCallState) -> float:
+    """Seconds before the next attempt: the server's Retry-After if it sent one, else exponential with jitter."""
+    exc = state.outcome.exception() if state.outcome else None
+    after = getattr(exc, "retry_after", None)
+    if after is None:
+        after = min(MAX_WAIT_S, 2.0 ** state.attempt_number) + random.random()
+    return min(MAX_WAIT_S, max(0.0, after))
+
 
 UNREACHABLE_ATTEMPTS = 2
 """Attempts at a server that refused the connection or whose host name did not resolve: one quick retry covers
