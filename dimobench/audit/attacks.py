@@ -251,8 +251,3 @@ def attack_scores(attack: Attack, test: Sequence[Item], train: Sequence[Item] | 
         for n in members:
             out[n] = attack.scores(test[n])
     return out
-
-
-def run_attack(attack: Attack, test: Sequence[Item], train: Sequence[Item] | None) -> list[float]:
-    """Credit per test item (see :func:`attack_scores`)."""
-    return [credit(sc, it.gold) for sc, it in zip(attack_scores(attack, test, train), test, strict=True)]

@@ -47,6 +47,9 @@ class AuditReport(BaseModel):
     attacks: list[Score]
     strongest: Score | None
     """The no-context attack that scored most: the figure a leak is judged by."""
+    strongest_null_p95: float | None = None
+    """The 95th percentile of the best of all attacks under the same relabellings: what the strongest attack
+    scores at most, 95 times in 100, on a suite of this shape with no leak (None where no null applies)."""
     shortcuts: list[Score]
     flags: dict[str, int] | None
     """Flag -> items raising it (None: the suites carry no latent plan, e.g. imports)."""
@@ -77,8 +80,8 @@ def summary(report: AuditReport) -> dict[str, object]:
             "train": report.train or "leave-one-persona-out",
             "strongest": None if best is None else {"name": best.name, "accuracy": best.accuracy,
                                                     "ci": list(best.ci) if best.ci else None,
-                                                    **({"null_p95": best.null_p95} if best.null_p95 is not None
-                                                       else {})},
+                                                    **({"null_p95": report.strongest_null_p95}
+                                                       if report.strongest_null_p95 is not None else {})},
             "shortcuts": {s.name: s.accuracy for s in report.shortcuts},
             "flags": report.flags, "flagged_items": len(report.flagged),
             "lints": {k: len(v) for k, v in report.lints.items()},
@@ -105,8 +108,9 @@ def markdown(report: AuditReport) -> str:
         shown = "n/a" if g.value is None else (f"{g.value:.0f}" if counted else _pct(g.value))
         lines.append(f"| {g.name} | {shown} | {g.limit:g} | {'ok' if g.passed else '**FAIL**'} |")
     lines += ["", "## No-context attacks (never read the dialogue)", "",
-              "Null p95: what the attack scores, 95 times in 100, when each persona's held states are relabelled at "
-              "random, i.e. on a suite of this shape with no leak.", "",
+              "Null p95: what the attack scores at most, 95 times in 100, when each persona's held states are "
+              "relabelled at random, i.e. on a suite of this shape with no leak. The strongest of them all: "
+              f"{_pct(report.strongest_null_p95)}.", "",
               "| attack | accuracy | 95% CI | null p95 | what |", "|---|---|---|---|---|"]
     lines += [f"| {s.name} | {_pct(s.accuracy)} | {_ci(s)} | {_pct(s.null_p95)} | {s.describe} |"
               for s in report.attacks]

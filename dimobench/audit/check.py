@@ -36,25 +36,36 @@ def _score(name: str, describe: str, credits: list[float], items: Sequence[Item]
                  n=n)
 
 
+def _p95(values: Sequence[float]) -> float:
+    return round(sorted(values)[int(0.95 * (len(values) - 1))], 4)
+
+
 def _attack_score(attack: Attack, items: Sequence[Item], train: Sequence[Item] | None,
-                  states: Sequence[Sequence[str | None]]) -> Score:
+                  states: Sequence[Sequence[str | None]]) -> tuple[Score, list[float] | None]:
+    """The attack's score and its null draws (None when no item can be relabelled)."""
     scores = attack_scores(attack, items, train)
     score = _score(attack.name, attack.describe, [credit(sc, it.gold) for sc, it in zip(scores, items, strict=True)],
                    items)
-    if any(None not in st for st in states):
-        null = sorted(relabel_null(scores, items, states))
-        score.null_p95 = round(null[int(0.95 * (len(null) - 1))], 4)
-    return score
+    if not any(None not in st for st in states):
+        return score, None
+    null = relabel_null(scores, items, states)
+    score.null_p95 = _p95(null)
+    return score, null
 
 
 def option_states(suites: Sequence[tuple[str, Suite]], items: Sequence[Item]) -> list[list[str | None]]:
     """The trait state each option stands for, from the suite's catalog (None: a distractor, or no catalog)."""
-    texts: dict[str, dict[tuple[str, str], str]] = {}
+    texts: dict[str, dict[tuple[str, str], str | None]] = {}
     for key, suite in suites:
         catalog = suite_catalog(suite.manifest.config) if suite.manifest.status != "imported" else None
-        texts[key] = {} if catalog is None else {
-            (trait.trait_id, norm(text)): state.state_id for topic in catalog.topics for trait in topic.traits
-            for state in trait.states for pool in ("answers", "recommendations") for text in getattr(state, pool)}
+        owners: dict[tuple[str, str], set[str]] = {}
+        for topic in catalog.topics if catalog is not None else []:
+            for trait in topic.traits:
+                for state in trait.states:
+                    for text in (*state.answers, *state.recommendations):
+                        owners.setdefault((trait.trait_id, norm(text)), set()).add(state.state_id)
+        # a text two states share stands for neither
+        texts[key] = {k: next(iter(v)) if len(v) == 1 else None for k, v in owners.items()}
     return [[texts[it.suite].get((it.qa.trait_id or "", norm(o))) for o in it.options] for it in items]
 
 
@@ -75,8 +86,12 @@ def audit_suites(paths: Sequence[str | Path], train: Sequence[str | Path] = (), 
     items: list[Item] = items_of(suites)
     train_items = items_of(trained) if trained else None
     states = option_states(suites, items)
-    scored = [_attack_score(a, items, train_items, states) for a in attacks()]
+    runs = [_attack_score(a, items, train_items, states) for a in attacks()]
+    scored = [score for score, _ in runs]
     strongest = max((s for s in scored if s.accuracy is not None), key=lambda s: s.accuracy or 0.0, default=None)
+    nulls = [null for _, null in runs if null is not None]
+    # draw d relabels alike for every attack, so the per-draw best is the null of "the strongest of them"
+    strongest_null = _p95([max(draw) for draw in zip(*nulls, strict=True)]) if nulls else None
     shortcuts = [_score(k, "", v, items) for k, v in run_shortcuts(suites, items).items()]
     flagged: dict[str, list[str]] = {}
     planned = False
@@ -94,7 +109,7 @@ def audit_suites(paths: Sequence[str | Path], train: Sequence[str | Path] = (), 
             lint_found.setdefault(kind, []).extend(f"{key}/{w}" if len(suites) > 1 else w for w in where)
     report = AuditReport(
         suites=[k for k, _ in suites], train=[k for k, _ in trained], items=len(items), chance=chance(items),
-        attacks=scored, strongest=strongest, shortcuts=shortcuts,
+        attacks=scored, strongest=strongest, strongest_null_p95=strongest_null, shortcuts=shortcuts,
         flags={f: counts.get(f, 0) for f in FLAGS} if planned else None, flagged=flagged, lints=lint_found,
         diversity={k: diversity(s, others, suite_catalog(s.manifest.config)) for k, s in suites}, gates=[], passed=True)
     report.gates = check_gates(report, limits)

@@ -38,6 +38,8 @@ from dimobench.errors import BackendError
 
 MAX_ATTEMPTS = 5
 """Attempts per call (the first try included); ``DIMOBENCH_MAX_ATTEMPTS`` overrides it."""
+
+
 class Message(BaseModel):
     """One chat message."""
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from dimobench.api import GenerateConfig, audit_suite, generate_suite
+from dimobench.audit.card import summary
 from dimobench.audit.items import Item, cluster_interval, credit, items_of, relabel_null
 from dimobench.audit.shortcuts import Dialogue, bow_window, recent_mention
 from dimobench.catalog import find_catalog
@@ -109,16 +110,37 @@ def test_the_relabelling_null_has_the_spread_of_an_attack_that_knows_a_state():
     assert sorted(wide)[int(0.95 * 399)] < 0.34  # a hundred independent units: a tight null
 
 
-def test_an_item_whose_gold_is_no_known_state_keeps_its_gold_in_the_null():
+def test_an_item_that_cannot_be_relabelled_counts_its_chance_in_the_null():
+    """No state known (an import, a distractor): with no information the gold is any option, 1 in 4."""
     items = _items(units=3, per_unit=4)
     scores = [[1.0 if o == "a" else 0.0 for o in it.options] for it in items]
-    null = relabel_null(scores, items, [[None] * 4 for _ in items], draws=50)
-    assert null == [1.0] * 50
+    assert relabel_null(scores, items, [[None] * 4 for _ in items], draws=50) == [0.25] * 50
+    twice = [["a", "a", "c", "d"] for _ in items]  # one state offered twice cannot be relabelled either
+    assert relabel_null(scores, items, twice, draws=50) == [0.25] * 50
+
+
+def test_units_of_different_sizes_each_permute_their_own_states():
+    """A unit offering three states is right as a whole 1 time in 3, one offering four 1 time in 4."""
+    three = []
+    for q in range(30):
+        options = ["a", "b", "c"][q % 3:] + ["a", "b", "c"][: q % 3]
+        three.append(Item("s", "p0", QAItem(
+            qa_id=f"p0-q{q}", persona_id="p0", ask_turn=1, qa_type="current_state", phase="stable", trait_id="t",
+            drift_id=None, question="Which?", options=options, answer_index=options.index("a"), answer="a",
+            stale_index=None, confounder_index=None, evidence_turns=[1]), None))
+    four = [Item("s", "p9", it.qa.model_copy(update={"persona_id": "p9"}), None) for it in _items(1, 30)]
+    items = three + four
+    scores = [[1.0 if o == "a" else 0.0 for o in it.options] for it in items]
+    null = relabel_null(scores, items, [list(it.options) for it in items], draws=3000)
+    assert set(null) == {0.0, 0.5, 1.0}
+    share = {v: null.count(v) / len(null) for v in (0.0, 0.5, 1.0)}
+    assert abs(share[1.0] - 1 / 12) < 0.02 and abs(share[0.0] - 2 / 3 * 3 / 4) < 0.03
 
 
 def test_the_card_reports_each_attacks_null(two_seeds, tmp_path, monkeypatch):
-    """catalog-v3 items offer four states each: every attack gets a null; catalog v1 pads with a distractor that
-    is never gold, so its items get none (a null keeping that distractor wrong would excuse its leak)."""
+    """catalog-v3 items offer four states each: every attack gets a null, and the strongest attack the null of
+    the best of them; catalog v1 pads every item with a distractor, so no item can be relabelled."""
+    assert all(s.null_p95 is None for s in audit_suite(two_seeds[0], train=[two_seeds[1]]).attacks)
     monkeypatch.setenv("DIMOBENCH_CATALOG", str(find_catalog("catalog-v3")))
     made = [generate_suite(GenerateConfig(turns=160, personas=3, seed=seed, qa_rules="valid"), tmp_path / f"v{seed}",
                            verify=False, audit=False) for seed in (1, 2)]
@@ -127,7 +149,9 @@ def test_the_card_reports_each_attacks_null(two_seeds, tmp_path, monkeypatch):
     prior = next(s for s in report.attacks if s.name == "option_prior")
     assert prior.null_p95 is not None and 0.25 < prior.null_p95 < 0.75  # three personas: few units, a wide null
     assert "| null p95 |" in (tmp_path / "card" / "audit.md").read_text(encoding="utf-8")
-    assert all(s.null_p95 is None for s in audit_suite(two_seeds[0], train=[two_seeds[1]]).attacks)
+    best = report.strongest_null_p95
+    assert best is not None and best >= max(s.null_p95 or 0.0 for s in report.attacks)
+    assert summary(report)["strongest"]["null_p95"] == best  # type: ignore[index]
 
 
 def _turn(n: int, text: str) -> Turn:
