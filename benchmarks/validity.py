@@ -38,6 +38,7 @@ def _audit_row(report: Any, card: dict[str, Any]) -> dict[str, Any]:
     shortcuts = {s.name: s.accuracy for s in report.shortcuts}
     return {"strongest": best.name if best else None, "strongest_accuracy": best.accuracy if best else None,
             "strongest_ci": list(best.ci) if best and best.ci else None,
+            "strongest_null_p95": report.strongest_null_p95,
             "bow_window": shortcuts.get("bow_window"), "shortcuts_max": max(shortcuts.values(), default=None),
             "flags": sum(report.flags.values()) if report.flags else 0,
             "lints": sum(len(v) for v in report.lints.values()) if report.lints else 0,
@@ -60,6 +61,15 @@ def _eval_row(report: dict[str, Any]) -> dict[str, Any]:
         "confounder recency>precomem": (s["recency"]["confounder"] or 0) > (s["precomem"]["confounder"] or 0),
     }
     return rows
+
+
+def _count_stale(counts: list[int], answers: Path) -> None:
+    """Add one system's stale answers and stale-eligible questions of one suite to ``counts``."""
+    for line in answers.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if row.get("stale_index") is not None and row.get("correct") is not None:
+            counts[0] += row.get("chosen") == row["stale_index"]
+            counts[1] += 1
 
 
 def main() -> None:
@@ -100,6 +110,7 @@ def main() -> None:
             train = [paths[k] for k in presets if k != key]
             out["audit"][key] = _audit_row(audit_suite(paths[key], train=train), cards[key])
         out["evaluate"] = {}
+        pooled: dict[str, dict[str, list[int]]] = {}
         for answerer in args.answerers:
             rows = out["evaluate"].setdefault(answerer, {})
             for key in paths:
@@ -107,6 +118,12 @@ def main() -> None:
                 evaluate(EvalConfig(suites=[paths[key]], systems=SYSTEMS, plots=False, jobs=None, answerer=answerer),
                          where)
                 rows[key] = _eval_row(json.loads((where / "report.json").read_text()))
+                for system in SYSTEMS:
+                    _count_stale(pooled.setdefault(answerer, {}).setdefault(system, [0, 0]),
+                                 where / f"answers-{system}.jsonl")
+        # each suite's stale rate rests on ~60 questions: the comparison pooled over all of them
+        out["stale_pooled"] = {a: {system: {"stale": c[0], "of": c[1], "rate": round(c[0] / c[1], 4) if c[1] else None}
+                                   for system, c in by.items()} for a, by in pooled.items()}
         cal = calibrate(paths[presets[0]])
         per_defect: dict[str, Any] = cal["per_defect"]  # type: ignore[assignment]
         out["calibrate"] = {"suite": presets[0], "caught": cal["caught_rate"], "planted": cal["planted"],
