@@ -42,7 +42,7 @@ def main() -> None:
     from dimobench.api import generate_suite, load_suite
     from dimobench.audit.attacks import attacks
     from dimobench.audit.check import option_states
-    from dimobench.audit.items import credit, items_of, relabel_null
+    from dimobench.audit.items import credit, items_of, p95, relabel_null
     from dimobench.catalog import find_catalog
     from dimobench.generate.config import make_config
 
@@ -76,7 +76,7 @@ def main() -> None:
             rows[f"p{seed}"] = {"observed": round(statistics.mean(observed), 4),
                                 "null_mean": round(statistics.mean(null), 4),
                                 "null_sd": round(statistics.pstdev(null), 4),
-                                "null_p95": round(sorted(null)[int(0.95 * (len(null) - 1))], 4),
+                                "null_p95": p95(null),
                                 "null_above_gate": round(sum(x > args.gate for x in null) / len(null), 3)}
         out["attacks"][attack.name] = {
             "pooled_observed": round(statistics.mean(pooled), 4),
@@ -90,7 +90,7 @@ def main() -> None:
         "mean_null_above_gate": round(statistics.mean(sum(x > args.gate for x in best[s]) / len(best[s])
                                                       for s in args.test), 3),
         "suites": {f"p{s}": {"observed": round(observed_best[s], 4),
-                             "null_p95": round(sorted(best[s])[int(0.95 * (len(best[s]) - 1))], 4)}
+                             "null_p95": p95(best[s])}
                    for s in args.test}}
     print(json.dumps(out, indent=2))
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from dimobench.audit.attacks import Attack, attack_scores, attacks
 from dimobench.audit.card import DEFAULT_GATES, AuditReport, Score, check_gates, markdown
 from dimobench.audit.diversity import diversity
-from dimobench.audit.items import Item, chance, cluster_interval, credit, items_of, relabel_null, unit
+from dimobench.audit.items import Item, chance, cluster_interval, credit, items_of, p95, relabel_null, unit
 from dimobench.audit.lints import lints
 from dimobench.audit.shortcuts import run_shortcuts
 from dimobench.catalog import suite_catalog
@@ -36,10 +36,6 @@ def _score(name: str, describe: str, credits: list[float], items: Sequence[Item]
                  n=n)
 
 
-def _p95(values: Sequence[float]) -> float:
-    return round(sorted(values)[int(0.95 * (len(values) - 1))], 4)
-
-
 def _attack_score(attack: Attack, items: Sequence[Item], train: Sequence[Item] | None,
                   states: Sequence[Sequence[str | None]]) -> tuple[Score, list[float] | None]:
     """The attack's score and its null draws (None when no item can be relabelled)."""
@@ -49,7 +45,7 @@ def _attack_score(attack: Attack, items: Sequence[Item], train: Sequence[Item] |
     if not any(None not in st for st in states):
         return score, None
     null = relabel_null(scores, items, states)
-    score.null_p95 = _p95(null)
+    score.null_p95 = p95(null)
     return score, null
 
 
@@ -91,7 +87,7 @@ def audit_suites(paths: Sequence[str | Path], train: Sequence[str | Path] = (), 
     strongest = max((s for s in scored if s.accuracy is not None), key=lambda s: s.accuracy or 0.0, default=None)
     nulls = [null for _, null in runs if null is not None]
     # draw d relabels alike for every attack, so the per-draw best is the null of "the strongest of them"
-    strongest_null = _p95([max(draw) for draw in zip(*nulls, strict=True)]) if nulls else None
+    strongest_null = p95([max(draw) for draw in zip(*nulls, strict=True)]) if nulls else None
     shortcuts = [_score(k, "", v, items) for k, v in run_shortcuts(suites, items).items()]
     flagged: dict[str, list[str]] = {}
     planned = False

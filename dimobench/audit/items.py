@@ -142,6 +142,11 @@ def relabel_null(scores: Sequence[Sequence[float]], items: Sequence[Item], state
     return [round(float(x), 6) for x in totals / len(items)]
 
 
+def p95(values: Sequence[float]) -> float:
+    """The 95th percentile of a null's draws (the lower one of a pair), rounded as the card shows it."""
+    return round(sorted(values)[int(0.95 * (len(values) - 1))], 4)
+
+
 def chance(items: Sequence[Item]) -> float | None:
     """Mean of 1 / number of options: what guessing scores."""
     return round(sum(1 / len(it.options) for it in items) / len(items), 4) if items else None

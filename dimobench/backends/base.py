@@ -74,6 +74,11 @@ class Usage(BaseModel):
     finish_reason: str | None = Field(default=None, exclude=True)
     """Why the server stopped (``length``: it hit ``max_tokens``); not stored in the cache or the run log."""
 
+    def plus(self, other: Usage) -> Usage:
+        """Both calls' tokens (the finish reason is one reply's, so it is dropped)."""
+        return Usage(input_tokens=self.input_tokens + other.input_tokens,
+                     output_tokens=self.output_tokens + other.output_tokens)
+
 
 class Response(BaseModel):
     """A validated reply."""
@@ -275,8 +280,7 @@ class BaseLLM:
                                          retry=self._probe_retry, reraise=True)
             try:
                 text, usage = retrying(self._send_raw, self._wire(request, mode), mode)
-                self._probe_usage = Usage(input_tokens=self._probe_usage.input_tokens + usage.input_tokens,
-                                          output_tokens=self._probe_usage.output_tokens + usage.output_tokens)
+                self._probe_usage = self._probe_usage.plus(usage)
             except RunAborted:
                 raise
             except BackendError:  # refused (400: unsupported response_format) or unreadable: a weaker mode
@@ -373,8 +377,7 @@ class _Tries:
         """Tokens of every reply received so far, usable or not: what the provider bills for the call."""
 
     def spend(self, usage: Usage) -> None:
-        self.spent = Usage(input_tokens=self.spent.input_tokens + usage.input_tokens,
-                           output_tokens=self.spent.output_tokens + usage.output_tokens)
+        self.spent = self.spent.plus(usage)
 
     def failed(self, exc: InvalidReply) -> None:
         self.last = exc
