@@ -5,10 +5,14 @@
 For each verifier (the shipped cross-encoder, the MiniLM feature head, the rule), alone and as the engine
 combines them (the relatedness gate; beside the head, the rule):
 
-- ``dialogue``: on ``benchmarks/data/nli_dialogue_pairs.jsonl`` (pairs written by hand for this benchmark, not
-  from dimobench's catalog), the share called a contradiction (P >= ``contradiction_min``, 0.5) per kind:
+- ``dialogue``: per file of ``--pairs`` (default: ``benchmarks/data/nli_dialogue_pairs.jsonl`` and
+  ``nli_dialogue_pairs_b.jsonl``, two sets written by hand for this benchmark by different writers, not from
+  dimobench's catalog; the training script drops any training pair that shares a sentence with either), the share
+  called a contradiction (P >= ``contradiction_min``, 0.5) per kind:
   ``support`` is the false-contradiction rate, ``reversal`` the recall of clear reversals, ``partial`` is split
   by whether the new turn is incompatible with the old one as stated;
+  ``cross-encoder 3-way`` is its accuracy and expected calibration error on the pairs read as the training
+  script labels them (support = entailment, unrelated = neutral, reversal = contradiction);
 - ``snli`` (with ``--snli-dir``, models only): 3-way accuracy and expected calibration error on the SNLI 1.0
   test set, before and after the temperature (the shipped card's figures are the training script's).
 
@@ -44,7 +48,12 @@ from precomem.nli import (  # noqa: E402
     make_verifier,
 )
 
-PAIRS = Path(__file__).resolve().parent / "data" / "nli_dialogue_pairs.jsonl"
+PAIRS = [Path(__file__).resolve().parent / "data" / name
+         for name in ("nli_dialogue_pairs.jsonl", "nli_dialogue_pairs_b.jsonl")]
+
+
+_LABEL_OF = {"support": 0, "unrelated": 1, "reversal": 2}
+"""Dialogue kind -> (entailment, neutral, contradiction) index; a partial pair is 2 when it ``contradicts``."""
 
 
 def _groups(rows: list[dict[str, object]]) -> dict[str, list[int]]:
@@ -94,32 +103,44 @@ def _snli(ce: CrossEncoderVerifier, head: HeadVerifier, enc: object, snli_dir: P
 def main() -> None:
     """Print the figures as JSON."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--pairs", type=Path, default=PAIRS)
+    ap.add_argument("--pairs", type=Path, nargs="+", default=PAIRS)
     ap.add_argument("--snli-dir", type=Path, default=None)
     args = ap.parse_args()
 
     cfg = PreCoMemConfig.paper(encoder="minilm")  # the cross-encoder as the paper preset runs it
     enc = make_encoder(cfg)
-    rows = [json.loads(line) for line in args.pairs.read_text(encoding="utf-8").splitlines() if line.strip()]
-    prem, hyp = [str(r["premise"]) for r in rows], [str(r["hypothesis"]) for r in rows]
-    u, v = enc.encode(prem), enc.encode(hyp)
-    groups = _groups(rows)
     engine = make_verifier(cfg, enc)
     if not isinstance(engine, CrossEncoderVerifier):
         raise SystemExit(f"the preset's verifier is {engine.name}, not the cross-encoder")
     head = HeadVerifier(Path(__file__).resolve().parents[1] / "precomem" / "models" / "nli_head.npz")
     verifiers: dict[str, Verifier] = {"cross-encoder": engine, "minilm-head": head, "rule": RuleVerifier()}
     thr = cfg.contradiction_min
-    dialogue: dict[str, object] = {
-        name: _rates(ver.contradiction(prem, hyp, u, v), groups, thr) for name, ver in verifiers.items()
-    }
-    # As the engine combines them: the gate for both; the rule and the relatedness ramp beside the head only.
-    dialogue["engine: gated cross-encoder (paper preset)"] = _rates(
-        gated_contradiction(engine, prem, hyp, u, v, enc), groups, thr
-    )
-    dialogue["engine: gated head + rule (default)"] = _rates(
-        gated_contradiction(head, prem, hyp, u, v, enc), groups, thr
-    )
+    sizes: dict[str, dict[str, int]] = {}
+    dialogue: dict[str, dict[str, object]] = {}
+    for path in args.pairs:
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        prem, hyp = [str(r["premise"]) for r in rows], [str(r["hypothesis"]) for r in rows]
+        u, v = enc.encode(prem), enc.encode(hyp)
+        groups = _groups(rows)
+        sizes[path.name] = {k: len(idx) for k, idx in sorted(groups.items())}
+        rates: dict[str, object] = {
+            name: _rates(ver.contradiction(prem, hyp, u, v), groups, thr) for name, ver in verifiers.items()
+        }
+        # As the engine combines them: the gate for both; the rule and the relatedness ramp beside the head only.
+        rates["engine: gated cross-encoder (default, paper preset)"] = _rates(
+            gated_contradiction(engine, prem, hyp, u, v, enc), groups, thr
+        )
+        rates["engine: gated head + rule (previous preset)"] = _rates(
+            gated_contradiction(head, prem, hyp, u, v, enc), groups, thr
+        )
+        # The three-way reading of the same pairs, as the training script labels them.
+        gold = np.array([_LABEL_OF.get(str(r["kind"]), 2 if r.get("contradicts") else 1) for r in rows])
+        z = engine.logits(prem, hyp) / engine.temperature
+        probs = np.exp(z - z.max(axis=1, keepdims=True))
+        probs /= probs.sum(axis=1, keepdims=True)
+        rates["cross-encoder 3-way"] = {"accuracy": round(float((probs.argmax(1) == gold).mean()), 4),
+                                        "ece": _round_ece(probs, gold)}
+        dialogue[path.name] = rates
     latency = {}
     for n in (1, 4, 10):
         times = []
@@ -129,7 +150,7 @@ def main() -> None:
             times.append((time.perf_counter() - t0) * 1000)
         latency[str(n)] = round(float(np.median(times)), 2)
     out: dict[str, object] = {
-        "pairs": {k: len(v) for k, v in sorted(groups.items())},
+        "pairs": sizes,
         "threshold": thr,
         "dialogue_contradiction_rate": dialogue,
         "latency_ms": latency,

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 EncoderKind = Literal["auto", "minilm", "hashing"]
 NLIKind = Literal["auto", "cross-encoder", "head", "rule"]
 RuntimeKind = Literal["auto", "torch", "onnx", "onnx-int8"]
+DeviceKind = Literal["cpu", "cuda"]
 
 
 class ClassBand(BaseModel):
@@ -68,6 +69,10 @@ class PreCoMemConfig(BaseModel):
     cosine to torch ~0.99 and ~0.95 on one-word turns, so opt-in only). ``auto`` follows ``DIMOBENCH_RUNTIME``
     when set, else ``onnx`` when onnxruntime imports, else torch, and falls back to torch if the export fails;
     ``stats()["encoders"]`` says which ran (see :mod:`precomem.onnx`)."""
+    device: DeviceKind | None = None
+    """Where MiniLM and the NLI cross-encoder run: ``cpu``, or ``cuda`` (torch on the GPU; ONNX Runtime runs on
+    the CPU only). None follows ``DIMOBENCH_DEVICE``, else ``cpu``. A ``cuda`` that torch cannot see is an error
+    when the engine is built, never a silent CPU run."""
     nli: NLIKind = "auto"
     """Contradiction verifier: the shipped MiniLM cross-encoder, the MiniLM feature head, the rule, or ``auto``
     (the head with MiniLM, else the rule; ``stats()["encoders"]`` says which ran). The paper preset

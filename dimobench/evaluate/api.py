@@ -70,6 +70,10 @@ class EvalConfig(BaseModel):
     """``local`` (this process or ``jobs`` worker processes) or ``ray`` (the ``ray`` extra); not recorded."""
     ray_address: str | None = None
     """Ray cluster to join (None: a running one, or a local Ray started for the run); not recorded."""
+    device: Literal["cpu", "cuda"] = "cpu"
+    """Where every encoder (MiniLM, the NLI cross-encoder) runs, here and in the workers; ``cuda`` that torch
+    cannot see is a ``ConfigError`` before anything runs. Changes no answer beyond float rounding; not recorded
+    (the report's encoders name a device other than the CPU)."""
 
     @field_validator("answerer")
     @classmethod
@@ -112,7 +116,7 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     returned one has no figures). ``prefill`` (used by ``merge``) may put units into ``out`` before the run.
     """
     from dimobench import __version__
-    from dimobench.evaluate.embed import get_embedder, set_default_backend
+    from dimobench.evaluate.embed import get_embedder, set_default_backend, use_device
     from dimobench.evaluate.executor import check_executor, parse_shard, plan_units, shard_units
     from dimobench.evaluate.gloss import make_offline_answerer
     from dimobench.evaluate.shards import shard_report, write_marker
@@ -123,6 +127,7 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     from dimobench.evaluate.units import UnitStore
     from dimobench.suite.outdir import claim_out
 
+    use_device(cfg.device)
     set_default_backend(cfg.embedding)
     shard = parse_shard(cfg.shard)
     check_executor(cfg.executor)  # a missing ray fails here, before the folder is claimed
@@ -191,7 +196,7 @@ def _runner(cfg: EvalConfig, store: Any, built: dict[str, Any], answerer: Any, p
     from dimobench.evaluate.worker import WorkerSpec
 
     spec = WorkerSpec(window_n=cfg.window_n, k=cfg.k, stats_every=cfg.stats_every, embedding=cfg.embedding,
-                      call_timeout_s=cfg.call_timeout_s, answerer=cfg.answerer)
+                      call_timeout_s=cfg.call_timeout_s, answerer=cfg.answerer, device=cfg.device)
     return Runner(spec, store, built, answerer, progress, out=str(out.resolve()), jobs=resolve_jobs(cfg.jobs),
                   executor=cfg.executor, ray_address=cfg.ray_address, parent_only=parent_only)
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 _TOKEN = re.compile(r"[a-z0-9]+")
 BACKENDS = ("auto", "minilm", "hashing")
 """The embedding names ``--embedding`` accepts."""
-_EMBEDDERS: dict[tuple[str, str], Embedder] = {}
+_EMBEDDERS: dict[tuple[str, str, str], Embedder] = {}
 
 
 def _minilm_path() -> str | None:
@@ -42,9 +42,10 @@ def load_model(path: str) -> object:
 class Embedder:
     """Encode texts to L2-normalised float32 rows; each distinct text is encoded once per process."""
 
-    def __init__(self, backend: str = "auto", runtime: str | None = None) -> None:
+    def __init__(self, backend: str = "auto", runtime: str | None = None, device: str | None = None) -> None:
         """``backend``: ``minilm``, ``hashing`` or ``auto`` (minilm when its package is installed); ``runtime``
-        (MiniLM's, default ``DIMOBENCH_RUNTIME`` or ``auto``): ``torch``, ``onnx``, ``onnx-int8`` or ``auto``."""
+        (MiniLM's, default ``DIMOBENCH_RUNTIME`` or ``auto``): ``torch``, ``onnx``, ``onnx-int8`` or ``auto``;
+        ``device``: ``cpu`` or ``cuda`` (default ``DIMOBENCH_DEVICE``, else ``cpu``)."""
         from dimobench.errors import ConfigError
         from precomem.onnx import ENV, RUNTIMES
 
@@ -61,11 +62,16 @@ class Embedder:
             from precomem.encoders import MiniLMEncoder
 
             # Batches only (no single-thread small path): the answerer encodes on the threads the process has.
-            self._minilm = MiniLMEncoder(path, small_batch_threads=None, runtime=runtime)
+            self._minilm = MiniLMEncoder(path, small_batch_threads=None, runtime=runtime, device=device)
         self._cache: dict[str, np.ndarray] = {}
         self.dim = 384 if path else 1024
         self._hasher: tuple[Any, Any] | None = None
         """The (char n-gram, word) ``HashingVectorizer`` pair, built on first use."""
+
+    @property
+    def device(self) -> str:
+        """Where the model runs (``cpu`` for hashing, which has none)."""
+        return "cpu" if self._minilm is None else str(self._minilm.device)
 
     @property
     def runtime(self) -> str:
@@ -121,10 +127,25 @@ def set_default_backend(backend: str) -> None:
 def get_embedder(backend: str | None = None) -> Embedder:
     """The process-wide embedder for ``backend`` (shared by the answerer and the baselines)."""
     backend = backend or _DEFAULT[0]
-    key = (backend, _env_runtime())
+    from precomem.onnx import DEVICE_ENV
+
+    key = (backend, _env_runtime(), os.environ.get(DEVICE_ENV, "").strip().lower() or "cpu")
     if key not in _EMBEDDERS:
-        _EMBEDDERS[key] = Embedder(backend, key[1])
+        _EMBEDDERS[key] = Embedder(backend, key[1], key[2])
     return _EMBEDDERS[key]
+
+
+def use_device(device: str) -> None:
+    """Run this process's encoders (the answerer's, the baselines', PreCoMem's) on ``device`` from now on, and
+    the worker processes it starts; ``ConfigError`` when it is unknown or torch cannot see it."""
+    from dimobench.errors import ConfigError
+    from precomem.onnx import DEVICE_ENV, RuntimeUnavailable, requested_device
+
+    try:
+        requested_device(device)
+    except (RuntimeUnavailable, ValueError) as exc:
+        raise ConfigError(f"--device: {exc}") from None
+    os.environ[DEVICE_ENV] = device
 
 
 def _env_runtime() -> str:

@@ -41,6 +41,8 @@ class WorkerSpec(BaseModel):
     """The offline answerer's kind (``offline`` or ``gloss``)."""
     threads: int = 1
     """Torch (and BLAS) threads of this worker: the machine's cores shared among the workers."""
+    device: str = "cpu"
+    """Where this worker's encoders run (``cpu`` or ``cuda``)."""
 
 
 class Unit(BaseModel):
@@ -130,8 +132,10 @@ def run_unit(unit: Unit, spec: WorkerSpec, save_to: str | None = None) -> System
     Saving in the worker means a SIGKILLed run loses at most the unit each worker had in progress. The unit
     comes back as the store reads it back, so the report is built from the same values whoever saved it.
     """
+    from dimobench.evaluate.embed import use_device
     from dimobench.evaluate.replay import run_persona
 
+    use_device(spec.device)  # a Ray worker on another machine has not seen the parent's environment
     _set_threads(spec.threads)
     suite = _suite(unit.suite_path)
     answerer = _answerer(spec.embedding, spec.answerer)
