@@ -5,10 +5,10 @@
 For each verifier (the shipped cross-encoder, the MiniLM feature head, the rule), alone and as the engine
 combines them (the relatedness gate; beside the head, the rule):
 
-- ``dialogue``: per file of ``--pairs`` (default: ``benchmarks/data/nli_dialogue_pairs.jsonl`` and
-  ``nli_dialogue_pairs_b.jsonl``, two sets written by hand for this benchmark by different writers, not from
-  dimobench's catalog; the training script drops any training pair that shares a sentence with either), the share
-  called a contradiction (P >= ``contradiction_min``, 0.5) per kind:
+- ``dialogue``: per file of ``--pairs`` (default: ``benchmarks/data/nli_dialogue_pairs.jsonl``, ``_b`` and ``_c``,
+  three sets written by hand for this benchmark by different writers, not from dimobench's catalog; the training
+  script drops any training pair that shares a sentence with one of them), the share called a contradiction
+  (P >= ``contradiction_min``, 0.5) per kind:
   ``support`` is the false-contradiction rate, ``reversal`` the recall of clear reversals, ``partial`` is split
   by whether the new turn is incompatible with the old one as stated;
   ``cross-encoder 3-way`` is its accuracy and expected calibration error on the pairs read as the training
@@ -49,7 +49,7 @@ from precomem.nli import (  # noqa: E402
 )
 
 PAIRS = [Path(__file__).resolve().parent / "data" / name
-         for name in ("nli_dialogue_pairs.jsonl", "nli_dialogue_pairs_b.jsonl")]
+         for name in ("nli_dialogue_pairs.jsonl", "nli_dialogue_pairs_b.jsonl", "nli_dialogue_pairs_c.jsonl")]
 
 
 _LABEL_OF = {"support": 0, "unrelated": 1, "reversal": 2}
