@@ -223,7 +223,7 @@ def runtimes(encoder: object, verifier: object) -> dict[str, str]:
         runtime = getattr(part, "runtime", None)
         if runtime is not None:
             out[key] = str(runtime)
-    device = getattr(encoder, "device", "cpu")
-    if device != "cpu":  # named only off the CPU, so that a CPU run reports what it always did
-        out["device"] = str(device)
+    devices = {str(getattr(part, "device", "cpu")) for part in (encoder, verifier)} - {"cpu"}
+    if devices:  # named only off the CPU, so that a CPU run reports what it always did
+        out["device"] = devices.pop()
     return out

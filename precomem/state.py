@@ -84,7 +84,7 @@ def dump_state(mem: PreCoMem) -> dict[str, Any]:
     return {
         "format": STATE_FORMAT,
         "version": STATE_VERSION,
-        "config": mem.config.model_dump(mode="json"),
+        "config": mem.config.model_dump(mode="json", exclude={"device"}),  # where it ran is not a setting
         "encoders": mem.encoders(),
         "turn": mem.turn,
         "next_id": store.next_id,

@@ -76,8 +76,9 @@ def evaluate(
         help="Ray cluster to join with --executor ray (default: a running one, else a local Ray).",
         envvar="DIMOBENCH_RAY_ADDRESS")] = None,
     device: Annotated[str, typer.Option(
-        help="cpu or cuda: where every encoder runs (MiniLM, PreCoMem's cross-encoder), in every worker; cuda "
-             "runs them on torch and fails with one line when torch sees no GPU.",
+        help="cpu or cuda: where dimobench's and PreCoMem's encoders run (MiniLM, the cross-encoder), in every "
+             "worker; cuda runs them on torch and fails with one line when torch sees no GPU. Outside libraries "
+             "(mem0-raw, amem-raw) pick their own device.",
         envvar="DIMOBENCH_DEVICE")] = "cpu",
 ) -> None:
     """Score memory systems on drift suites: answers, report.json, report.md, report.html and plots in --out."""

@@ -76,12 +76,8 @@ class OfflineAnswerer:
 
     def describe(self) -> dict[str, object]:
         """What the report records about the answerer."""
-        out: dict[str, object] = {"name": self.name, "version": self.version, "embedding": self.embedder.backend,
-                                  "tau": self.tau, "lexical_weight": self.lam, "best_clause_share": self.mix,
-                                  "runtime": self.embedder.runtime}
-        if self.embedder.device != "cpu":  # a CPU run's report stays as it was
-            out["device"] = self.embedder.device
-        return out
+        return {"name": self.name, "version": self.version, "embedding": self.embedder.backend, "tau": self.tau,
+                "lexical_weight": self.lam, "best_clause_share": self.mix, "runtime": self.embedder.runtime}
 
     def choose(self, question: str, options: list[str], items: list[Recalled]) -> Choice:
         """Pick an option for ``question`` given the recalled ``items`` (best first)."""

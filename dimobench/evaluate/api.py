@@ -70,10 +70,11 @@ class EvalConfig(BaseModel):
     """``local`` (this process or ``jobs`` worker processes) or ``ray`` (the ``ray`` extra); not recorded."""
     ray_address: str | None = None
     """Ray cluster to join (None: a running one, or a local Ray started for the run); not recorded."""
-    device: Literal["cpu", "cuda"] = "cpu"
-    """Where every encoder (MiniLM, the NLI cross-encoder) runs, here and in the workers; ``cuda`` that torch
-    cannot see is a ``ConfigError`` before anything runs. Changes no answer beyond float rounding; not recorded
-    (the report's encoders name a device other than the CPU)."""
+    device: Literal["cpu", "cuda"] | None = None
+    """Where every encoder of dimobench and PreCoMem (MiniLM, the NLI cross-encoder) runs, here and in the
+    workers (None: ``DIMOBENCH_DEVICE``, else ``cpu``); ``cuda`` that torch cannot see is a ``ConfigError`` before
+    anything runs. Changes no answer beyond float rounding; not recorded (PreCoMem's ``stats()`` names a device
+    other than the CPU)."""
 
     @field_validator("answerer")
     @classmethod
@@ -127,7 +128,7 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     from dimobench.evaluate.units import UnitStore
     from dimobench.suite.outdir import claim_out
 
-    use_device(cfg.device)
+    device = use_device(cfg.device)
     set_default_backend(cfg.embedding)
     shard = parse_shard(cfg.shard)
     check_executor(cfg.executor)  # a missing ray fails here, before the folder is claimed
@@ -168,7 +169,8 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
                                                          zip(keys, cfg.suites, strict=True)}), shard)
         if shard is not None:
             write_marker(out, cfg, shard, units, complete=False)
-        runner = _runner(cfg, store, built, answerer, progress, out, parent_only=llm is not None or agents != "rules")
+        runner = _runner(cfg, store, built, answerer, progress, out, device,
+                         parent_only=llm is not None or agents != "rules")
         try:
             for name, system_runs in runner.run(units, suites):
                 runs[name] = system_runs
@@ -190,13 +192,13 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
 
 
 def _runner(cfg: EvalConfig, store: Any, built: dict[str, Any], answerer: Any, progress: ProgressFn | None,
-            out: Path, parent_only: bool) -> Any:
+            out: Path, device: str, parent_only: bool) -> Any:
     """The :class:`~dimobench.evaluate.executor.Runner` of this evaluation."""
     from dimobench.evaluate.executor import Runner, resolve_jobs
     from dimobench.evaluate.worker import WorkerSpec
 
     spec = WorkerSpec(window_n=cfg.window_n, k=cfg.k, stats_every=cfg.stats_every, embedding=cfg.embedding,
-                      call_timeout_s=cfg.call_timeout_s, answerer=cfg.answerer, device=cfg.device)
+                      call_timeout_s=cfg.call_timeout_s, answerer=cfg.answerer, device=device)
     return Runner(spec, store, built, answerer, progress, out=str(out.resolve()), jobs=resolve_jobs(cfg.jobs),
                   executor=cfg.executor, ray_address=cfg.ray_address, parent_only=parent_only)
 

@@ -33,10 +33,12 @@ def _minilm_path() -> str | None:
 
 
 def load_model(path: str) -> object:
-    """The process-wide SentenceTransformer at ``path`` (the engine's loader, so PreCoMem shares the copy)."""
+    """The process-wide SentenceTransformer at ``path`` on this process's device (the engine's loader, so PreCoMem
+    shares the copy)."""
     from precomem.encoders import load_sentence_transformer
+    from precomem.onnx import requested_device
 
-    return load_sentence_transformer(path)
+    return load_sentence_transformer(path, requested_device())
 
 
 class Embedder:
@@ -135,17 +137,20 @@ def get_embedder(backend: str | None = None) -> Embedder:
     return _EMBEDDERS[key]
 
 
-def use_device(device: str) -> None:
-    """Run this process's encoders (the answerer's, the baselines', PreCoMem's) on ``device`` from now on, and
-    the worker processes it starts; ``ConfigError`` when it is unknown or torch cannot see it."""
+def use_device(device: str | None) -> str:
+    """Run this process's encoders (the answerer's, the baselines', PreCoMem's) on ``device`` (None:
+    ``DIMOBENCH_DEVICE``, else ``cpu``) from now on, and in the worker processes it starts; returns it.
+    ``ConfigError`` when it is unknown, torch cannot see it, or the runtime asked for cannot run there."""
     from dimobench.errors import ConfigError
-    from precomem.onnx import DEVICE_ENV, RuntimeUnavailable, requested_device
+    from precomem.onnx import DEVICE_ENV, RuntimeUnavailable, requested_device, requested_runtime
 
     try:
-        requested_device(device)
+        name = requested_device(device)
+        requested_runtime(_env_runtime(), name)
     except (RuntimeUnavailable, ValueError) as exc:
         raise ConfigError(f"--device: {exc}") from None
-    os.environ[DEVICE_ENV] = device
+    os.environ[DEVICE_ENV] = name
+    return name
 
 
 def _env_runtime() -> str:

@@ -22,7 +22,9 @@ def merge(folders: Sequence[Path], out: str | Path, *, force: bool = False) -> E
     """Build one evaluation in ``out`` from the shard folders: report.json, answers and the rest, as a single
     run writes them. :class:`ShardError` when the folders are not the finished shards of one evaluation."""
     shards = check_shards(folders)
-    cfg = EvalConfig.model_validate({**shards[0][1].config, "shard": None, "jobs": 1, "executor": "local"})
+    # Every unit is finished, so nothing runs here: the CPU, whatever device the shards ran on.
+    cfg = EvalConfig.model_validate({**shards[0][1].config, "shard": None, "jobs": 1, "executor": "local",
+                                     "device": "cpu"})
 
     def prefill(target: Path) -> None:
         run_file = target / STATE_DIR / RUN_FILE

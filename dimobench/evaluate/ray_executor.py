@@ -1,4 +1,5 @@
-"""``--executor ray``: each unit a Ray task (one CPU), its result saved here as soon as it arrives.
+"""``--executor ray``: each unit a Ray task (one CPU, and one GPU under ``--device cuda``), its result saved here
+as soon as it arrives.
 
 Ray is imported only when chosen. Workers may be on other machines, so they only read the suites (which must be
 reachable at the same path there) and send every unit back; this process keeps each one in the unit store the
@@ -48,7 +49,8 @@ def submit(units: list[Unit], spec: WorkerSpec, store: Any, address: str | None
     ray = ray_module()
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
-    task = ray.remote(num_cpus=1, max_retries=0)(ray_unit)
+    # Ray hides the GPUs from a task that asks for none (CUDA_VISIBLE_DEVICES=""), so a cuda unit asks for one.
+    task = ray.remote(num_cpus=1, num_gpus=1 if spec.device == "cuda" else 0, max_retries=0)(ray_unit)
     refs = {u.key(): task.remote(u, spec) for u in units}
     futures: dict[tuple[str, str, str], Future[SystemRun]] = {}
     for key, ref in refs.items():

@@ -24,7 +24,7 @@ from dimobench.strictjson import dumps, loads, read_text
 from dimobench.suite.io import atomic_write_text
 
 SHARD_FILE = "shard.json"
-SAME_RUN = ("shard", "jobs", "executor", "ray_address")
+SAME_RUN = ("shard", "jobs", "executor", "ray_address", "device")
 """Config fields shards of one evaluation may differ in (how, not what, they ran)."""
 
 

@@ -107,7 +107,7 @@ def _suite(path: str) -> Any:
 
 
 def _system(name: str, spec: WorkerSpec) -> Any:
-    key = f"{name}\x00{spec.window_n}\x00{spec.call_timeout_s}"
+    key = f"{name}\x00{spec.window_n}\x00{spec.call_timeout_s}\x00{spec.device}"
     if key not in _SYSTEMS:
         from dimobench.evaluate.systems import make_system
 
@@ -115,8 +115,8 @@ def _system(name: str, spec: WorkerSpec) -> Any:
     return _SYSTEMS[key]
 
 
-def _answerer(embedding: str, kind: str) -> Any:
-    key = f"{kind}\x00{embedding}"
+def _answerer(embedding: str, kind: str, device: str) -> Any:
+    key = f"{kind}\x00{embedding}\x00{device}"
     if key not in _ANSWERERS:
         from dimobench.evaluate.embed import get_embedder, set_default_backend
         from dimobench.evaluate.gloss import make_offline_answerer
@@ -138,7 +138,7 @@ def run_unit(unit: Unit, spec: WorkerSpec, save_to: str | None = None) -> System
     use_device(spec.device)  # a Ray worker on another machine has not seen the parent's environment
     _set_threads(spec.threads)
     suite = _suite(unit.suite_path)
-    answerer = _answerer(spec.embedding, spec.answerer)
+    answerer = _answerer(spec.embedding, spec.answerer, spec.device)
     system = _system(unit.system, spec)
     part = run_persona(unit.system, system, suite, unit.suite, unit.persona, answerer, spec.k, spec.stats_every)
     _set_threads(spec.threads)  # a model loaded during the unit may have reset torch's thread count

@@ -47,17 +47,22 @@ def test_onnx_runtime_is_cpu_only_and_auto_means_torch_on_a_gpu() -> None:
 
 
 @needs_minilm
-def test_a_cpu_engine_reports_no_device() -> None:
-    mem = PreCoMem(PreCoMemConfig(encoder="minilm"))
+def test_a_cpu_engine_reports_no_device_and_a_state_records_none() -> None:
+    mem = PreCoMem(PreCoMemConfig(encoder="minilm", device="cpu"))
     mem.observe(TEXTS[0], turn=1, timestamp="2024-01-01T08:00:00")
     assert "device" not in mem.encoders()
+    assert "device" not in mem.state()["config"]  # where it ran is not a setting: a state loads anywhere
 
 
 @needs_minilm
 @pytest.mark.skipif(_cuda(), reason="a GPU is visible here")
 def test_cuda_without_a_gpu_fails_before_any_model_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    from precomem import encoders
+
+    monkeypatch.setattr(encoders, "_MODELS", {})
     with pytest.raises(RuntimeUnavailable, match="no CUDA device"):
         PreCoMem(PreCoMemConfig(encoder="minilm", device="cuda"))
+    assert not encoders._MODELS
     monkeypatch.setenv(DEVICE_ENV, "cuda")
     with pytest.raises(RuntimeUnavailable, match="no CUDA device"):
         MiniLMEncoder()
@@ -84,12 +89,15 @@ def test_on_a_gpu_the_encoders_give_the_cpus_vectors_and_say_where_they_ran() ->
     gpu_encoder = MiniLMEncoder(device="cuda")
     gpu = gpu_encoder.encode(TEXTS)
     assert gpu_encoder.runtime == "torch"
+    assert next(list(gpu_encoder.model)[0].auto_model.parameters()).device.type == "cuda"  # type: ignore[call-overload]
     assert np.einsum("ij,ij->i", cpu, gpu).min() > 0.9999
     base = _cross_encoder_base()
     assert base is not None
     prem, hyp = TEXTS[:1] * 2, ["Did my usual canal run this morning.", "I never run anymore."]
     on_cpu = CrossEncoderVerifier(cross_encoder_path(), base, runtime="torch").logits(prem, hyp)
-    on_gpu = CrossEncoderVerifier(cross_encoder_path(), base, device="cuda").logits(prem, hyp)
+    gpu_ce = CrossEncoderVerifier(cross_encoder_path(), base, device="cuda")
+    assert next(gpu_ce.model.parameters()).device.type == "cuda"
+    on_gpu = gpu_ce.logits(prem, hyp)
     assert np.abs(on_cpu - on_gpu).max() < 1e-2 and (on_cpu.argmax(1) == on_gpu.argmax(1)).all()
     mem = PreCoMem(PreCoMemConfig(encoder="minilm", device="cuda"))
     mem.observe(TEXTS[0], turn=1, timestamp="2024-01-01T08:00:00")
