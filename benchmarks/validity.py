@@ -14,7 +14,8 @@ Generates ``--preset dimobench`` suites of ``--seeds`` and one ``--preset xl`` s
   full's stale rate above precomem's, recency's confounder rate above precomem's).
 
 Run: ``.venv/bin/python benchmarks/validity.py --catalog catalog-v3 --seeds 741 742 743 744 745 --xl-seed 746
-[--keep DIR]`` (about 25 minutes on 2 cores; ``--no-xl`` skips the XL suite).
+[--extra precomem:aging] [--keep DIR]`` (about 25 minutes on 2 cores; ``--no-xl`` skips the XL suite; ``--extra``
+adds systems, each checked as precomem is).
 """
 
 from __future__ import annotations
@@ -45,7 +46,16 @@ def _audit_row(report: Any, card: dict[str, Any]) -> dict[str, Any]:
             "gates_pass": report.passed, "generate_card": card}
 
 
-def _eval_row(report: dict[str, Any]) -> dict[str, Any]:
+def _checks(s: dict[str, Any], system: str) -> dict[str, bool]:
+    return {
+        f"{system}>full": s[system]["overall"] > s["full"]["overall"],
+        f"{system}>recency": s[system]["overall"] > s["recency"]["overall"],
+        f"stale full>{system}": (s["full"]["stale"] or 0) > (s[system]["stale"] or 0),
+        f"confounder recency>{system}": (s["recency"]["confounder"] or 0) > (s[system]["confounder"] or 0),
+    }
+
+
+def _eval_row(report: dict[str, Any], extra: list[str]) -> dict[str, Any]:
     rows = {}
     for name, f in report["systems"].items():
         er = f.get("evidence_recall") or {}
@@ -53,13 +63,10 @@ def _eval_row(report: dict[str, Any]) -> dict[str, Any]:
                       "confounder": f.get("confounder_rate"), "normalised": f.get("normalized"),
                       "recall_at_10": er.get("value") if isinstance(er, dict) else None}
     s = rows
-    rows["checks"] = {
-        "none<=0.30": s["none"]["overall"] <= 0.30, "oracle>=0.95": s["oracle"]["overall"] >= 0.95,
-        "precomem>full": s["precomem"]["overall"] > s["full"]["overall"],
-        "precomem>recency": s["precomem"]["overall"] > s["recency"]["overall"],
-        "stale full>precomem": (s["full"]["stale"] or 0) > (s["precomem"]["stale"] or 0),
-        "confounder recency>precomem": (s["recency"]["confounder"] or 0) > (s["precomem"]["confounder"] or 0),
-    }
+    checks = {"none<=0.30": s["none"]["overall"] <= 0.30, "oracle>=0.95": s["oracle"]["overall"] >= 0.95}
+    for system in ["precomem", *extra]:
+        checks.update(_checks(s, system))
+    rows["checks"] = checks
     return rows
 
 
@@ -79,6 +86,8 @@ def main() -> None:
     ap.add_argument("--xl-seed", type=int, default=746)
     ap.add_argument("--no-xl", action="store_true")
     ap.add_argument("--answerers", nargs="+", default=["offline", "gloss"])
+    ap.add_argument("--extra", nargs="*", default=[],
+                    help="more systems to evaluate and check like precomem (e.g. precomem:aging)")
     ap.add_argument("--keep", type=Path, help="write the suites and evaluations here (an empty folder)")
     args = ap.parse_args()
     from dimobench.api import EvalConfig, audit_suite, evaluate, generate_suite
@@ -86,6 +95,7 @@ def main() -> None:
     from dimobench.generate.config import make_config
     from dimobench.verify.calibrate import calibrate
 
+    systems = SYSTEMS + [x for x in args.extra if x not in SYSTEMS]
     found = find_catalog(args.catalog)
     if found is None:
         raise SystemExit(f"no catalog {args.catalog!r}")
@@ -115,12 +125,12 @@ def main() -> None:
             rows = out["evaluate"].setdefault(answerer, {})
             for key in paths:
                 where = root / f"eval-{answerer}-{key}"
-                evaluate(EvalConfig(suites=[paths[key]], systems=SYSTEMS, plots=False, jobs=None, answerer=answerer),
+                evaluate(EvalConfig(suites=[paths[key]], systems=systems, plots=False, jobs=None, answerer=answerer),
                          where)
-                rows[key] = _eval_row(json.loads((where / "report.json").read_text()))
-                for system in SYSTEMS:
+                rows[key] = _eval_row(json.loads((where / "report.json").read_text()), systems[len(SYSTEMS):])
+                for system in systems:
                     _count_stale(pooled.setdefault(answerer, {}).setdefault(system, [0, 0]),
-                                 where / f"answers-{system}.jsonl")
+                                 where / f"answers-{system.replace(':', '_')}.jsonl")
         # each suite's stale rate rests on ~60 questions: the comparison pooled over all of them
         out["stale_pooled"] = {a: {system: {"stale": c[0], "of": c[1], "rate": round(c[0] / c[1], 4) if c[1] else None}
                                    for system, c in by.items()} for a, by in pooled.items()}

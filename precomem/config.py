@@ -155,6 +155,10 @@ class PreCoMemConfig(BaseModel):
     ``support_similarity``, standing in for the abstraction an LLM sub-agent makes
     between differently worded cues of the same state. With MiniLM on short user turns, cosine 0.22 is above
     most unrelated pairs (their 90th percentile is ~0.2) and below the typical same-topic pair (~0.3)."""
+    support_from: float | None = None
+    """Calibrated similarity at which graded support starts (None: ``related_similarity``, the default).
+    Observations between ``related_similarity`` and this still count as on the belief's topic (competition,
+    the topic-scoped clock) but support nothing."""
     background_rate: float = 1.0
     """Fraction of a decay step an unrelated turn costs an unsupported hypothesis. 1.0 is the paper's clock
     (the paper preset): every turn since the last evidence-bearing update counts, so a never-reinforced
@@ -185,6 +189,14 @@ class PreCoMemConfig(BaseModel):
     outcompeted (questions about the past need them), so without it they rank level with the new state's cues
     until they fade. Support resets the count. 0.8 was the one value tried (0.8^3 ~ 0.5 after three lost
     rounds)."""
+    event_half_life: float | None = None
+    """Read-time half-life, in turns since its last support, of a protected event's confidence for queries about
+    the present (None: off, the paper's retrieval). An explicit event stays true of its occasion, so it is never
+    decayed or pruned (paper B.3), but as evidence of what holds *now* an occasion ages: "I went to the mall
+    this morning", told 150 turns ago and never supported since, says less about where the user shops today
+    than last week's market stall. Without it a trait cued through occasions (nearly every cue of a DiMoBench
+    suite: "I came home with a wedge of Comte from the cheese counter") keeps its old state's occasions at
+    full confidence forever. Questions about the past read the stored confidence."""
     profile_reinforces_support: bool = True
     """PROFILE with a belief that the observation strongly supports (similarity >= ``support_similarity``)
     reinforces that belief instead of writing a near copy beside it (True, the paper preset: the observation is

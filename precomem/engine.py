@@ -171,7 +171,8 @@ class PreCoMem:
         """Run one regime's operator for one proposition (targets and strengths come from the sub-agents)."""
         cfg, store = self.config, self.store
         support = self.agents.targets(
-            "MAINTAIN", prop, cands, cfg.support_similarity, cfg.contradiction_min, related=cfg.related_similarity
+            "MAINTAIN", prop, cands, cfg.support_similarity, cfg.contradiction_min,
+            related=cfg.related_similarity if cfg.support_from is None else cfg.support_from,
         )
         by_id = {c.id: c for c in cands}
         rivals: list[str] = []
@@ -344,7 +345,7 @@ class PreCoMem:
         if cache is None or cache[0] != self.turn or cache[1] != store.n:
             # Recall never changes beliefs, so between observations the confidences can be reused.
             cache = self._conf_cache = (self.turn, store.n, store.effective(self.turn, self.config.gamma))
-        conf = read_confidence(store, cache[2], self.config, past)
+        conf = read_confidence(store, cache[2], self.config, past, self.turn)
         scores = hybrid_scores(store, q_emb, q_tokens, self._topic_p(q_emb), conf, self.config)
         if not past and self.config.deprecated_recall == "past":
             scores[store.deprecated[: store.n]] = -np.inf  # what the user changed stays out of the present

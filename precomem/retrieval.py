@@ -57,23 +57,30 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     return idx[order][:k]
 
 
-def read_confidence(store: BeliefStore, conf: np.ndarray, config: PreCoMemConfig, past: bool) -> np.ndarray:
+def read_confidence(
+    store: BeliefStore, conf: np.ndarray, config: PreCoMemConfig, past: bool, turn: int
+) -> np.ndarray:
     """The confidences a query ranks with: read time only, the beliefs themselves never change.
 
     ``past`` (the query asks about an earlier time): deprecated facts compete at ``past_query_confidence``
     instead of their decayed confidence, since such a question asks for exactly the beliefs that were revised.
     Otherwise hypotheses that another state of their topic has outcompeted since their last support rank lower,
-    by ``rival_discount`` per lost round.
+    by ``rival_discount`` per lost round, and protected events by their age (``event_half_life``); ``turn`` is
+    the memory's current turn.
     """
     n = store.n
     if past and config.past_query_confidence is not None:
         dep = store.deprecated[:n] & store.alive[:n]
         if dep.any():
             conf = np.where(dep, np.maximum(conf, config.past_query_confidence), conf)
-    elif not past and config.rival_discount is not None:
-        lost = store.rivalled[:n]
-        if lost.any():  # usually none: skip the per-row work on recall's hot path
-            conf = conf * np.power(config.rival_discount, np.where(store.fact[:n], 0.0, lost))
+    elif not past:
+        if config.rival_discount is not None:
+            lost = store.rivalled[:n]
+            if lost.any():  # usually none: skip the per-row work on recall's hot path
+                conf = conf * np.power(config.rival_discount, np.where(store.fact[:n], 0.0, lost))
+        if config.event_half_life is not None:
+            events = store.protected[:n] & ~store.fact[:n]
+            conf = np.where(events, conf * np.exp2(-store.age(turn) / config.event_half_life), conf)
     return conf
 
 
