@@ -92,10 +92,15 @@ def main() -> None:
     args = ap.parse_args()
     from dimobench.api import EvalConfig, audit_suite, evaluate, generate_suite
     from dimobench.catalog import find_catalog
+    from dimobench.evaluate.replay import safe_name
+    from dimobench.evaluate.systems import is_builtin
     from dimobench.generate.config import make_config
     from dimobench.verify.calibrate import calibrate
 
-    systems = SYSTEMS + [x for x in args.extra if x not in SYSTEMS]
+    systems = list(dict.fromkeys(SYSTEMS + args.extra))
+    unknown = [x for x in systems if not is_builtin(x)]
+    if unknown:
+        raise SystemExit(f"not a built-in system: {', '.join(unknown)}")
     found = find_catalog(args.catalog)
     if found is None:
         raise SystemExit(f"no catalog {args.catalog!r}")
@@ -130,7 +135,7 @@ def main() -> None:
                 rows[key] = _eval_row(json.loads((where / "report.json").read_text()), systems[len(SYSTEMS):])
                 for system in systems:
                     _count_stale(pooled.setdefault(answerer, {}).setdefault(system, [0, 0]),
-                                 where / f"answers-{system.replace(':', '_')}.jsonl")
+                                 where / f"answers-{safe_name(system)}.jsonl")
         # each suite's stale rate rests on ~60 questions: the comparison pooled over all of them
         out["stale_pooled"] = {a: {system: {"stale": c[0], "of": c[1], "rate": round(c[0] / c[1], 4) if c[1] else None}
                                    for system, c in by.items()} for a, by in pooled.items()}

@@ -155,14 +155,17 @@ class PreCoMemConfig(BaseModel):
     ``support_similarity``, standing in for the abstraction an LLM sub-agent makes
     between differently worded cues of the same state. With MiniLM on short user turns, cosine 0.22 is above
     most unrelated pairs (their 90th percentile is ~0.2) and below the typical same-topic pair (~0.3)."""
-    support_from: float | None = None
-    """Calibrated similarity at which graded support starts (None: ``related_similarity``, the default).
-    Observations between ``related_similarity`` and this still count as on the belief's topic (competition,
-    the topic-scoped clock) but support nothing."""
+    partial_support_similarity: float | None = Field(None, ge=0.0, le=1.0)
+    """Calibrated similarity below which an observation on a belief's topic supports it not at all (None:
+    ``related_similarity``, the default's graded support). Such observations still count as on the topic
+    (within-topic competition, the decay clock); above it support rises from 0 to full at
+    ``support_similarity`` (a sub-agent's strength is capped at that ramp). Graded support
+    from ``related_similarity`` lets a turn that merely shares a name or a setting ("Rosa pointed out a typo")
+    keep an old state's belief ("Rosa and I took the bus to the retail park") alive and fresh."""
     background_rate: float = 1.0
     """Fraction of a decay step an unrelated turn costs an unsupported hypothesis. 1.0 is the paper's clock
     (the paper preset): every turn since the last evidence-bearing update counts, so a never-reinforced
-    hypothesis is pruned after eight turns (gamma = 0.05). The default 0.1 is a *topic-scoped clock*, our
+    hypothesis is pruned after eight turns (gamma = 0.05). 0.1 (``precomem:previous``) is a *topic-scoped clock*, our
     departure from the paper: only turns on the belief's topic that fail to support it count in full, so a
     trait mentioned every 10-20 turns survives the talk in between (a fresh statement lasts ~80 unrelated
     turns) while same-topic contrary evidence still prunes it after 8."""
@@ -189,14 +192,16 @@ class PreCoMemConfig(BaseModel):
     outcompeted (questions about the past need them), so without it they rank level with the new state's cues
     until they fade. Support resets the count. 0.8 was the one value tried (0.8^3 ~ 0.5 after three lost
     rounds)."""
-    event_half_life: float | None = None
-    """Read-time half-life, in turns since its last support, of a protected event's confidence for queries about
-    the present (None: off, the paper's retrieval). An explicit event stays true of its occasion, so it is never
-    decayed or pruned (paper B.3), but as evidence of what holds *now* an occasion ages: "I went to the mall
-    this morning", told 150 turns ago and never supported since, says less about where the user shops today
-    than last week's market stall. Without it a trait cued through occasions (nearly every cue of a DiMoBench
-    suite: "I came home with a wedge of Comte from the cheese counter") keeps its old state's occasions at
-    full confidence forever. Questions about the past read the stored confidence."""
+    event_half_life: float | None = Field(None, gt=0.0)
+    """Read-time half-life of a protected event hypothesis's confidence for queries about the present, in the
+    decay clock's unsupported turns since its last support (plain turns under the paper's clock; None: off, the
+    paper's retrieval). An explicit event stays true of its occasion, so it is never decayed or pruned (paper
+    B.3), but as evidence of what holds *now* an occasion ages: "I went to the mall this morning", told 150
+    turns ago and never supported since, says less about where the user shops today than last week's market
+    stall. Without it a trait cued through occasions (nearly every cue of a DiMoBench suite: "I came home with
+    a wedge of Comte from the cheese counter") keeps its old state's occasions at full weight forever.
+    Questions about the past read the stored confidence; an occasion supported often enough to be promoted is
+    a fact and does not age."""
     profile_reinforces_support: bool = True
     """PROFILE with a belief that the observation strongly supports (similarity >= ``support_similarity``)
     reinforces that belief instead of writing a near copy beside it (True, the paper preset: the observation is

@@ -81,8 +81,11 @@ def soft_decay(store: BeliefStore, row: int, severity: float, turn: int, cfg: Pr
     competition round) leaves it live."""
     w = store.effective_row(row, turn, cfg.gamma) * (1.0 - severity)
     store.conf[row] = w
-    store.last[row] = turn  # decay from here on is measured from the correction, not compounded on top of it
-    store.extra[row] = 0.0
+    if not store.protected[row]:
+        store.last[row] = turn  # decay from here on is measured from the correction, not compounded on top of it
+        store.extra[row] = 0.0
+    # A protected event never decays by the clock; its age only says how old the occasion's evidence is
+    # (``event_half_life``), and a contradiction is no fresh evidence of it.
     if store.fact[row] and (w < cfg.promote_threshold or not cfg.deprecate_below_promotion):
         store.deprecated[row] = True
     return w

@@ -1,4 +1,4 @@
-"""The ``aging`` variant's two switches: occasions age for the present, and only clearly related turns support."""
+"""``precomem:aging``'s two switches: occasions age for the present; only clearly related turns support."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Callable
 import pytest
 
 from precomem import PreCoMem
+from precomem import operators as ops
 
 MALL = "I went to the Westfield mall this morning for the Uniqlo opening."
 NOW, PAST = "Where do I go shopping these days?", "Where did I go shopping before?"
@@ -36,19 +37,37 @@ def test_an_old_occasion_ranks_lower_for_the_present_only(make_mem: Callable[...
     if half_life is None:  # the default (paper) retrieval: the occasion counts for the present as on its day
         assert _score(mem, bid, NOW) == pytest.approx(now, rel=1e-5)
     else:  # 40 turns = two half-lives: a quarter of its weight as evidence of the present, score floor aside
-        assert _score(mem, bid, NOW) < 0.7 * now
-        mem.observe(MALL.replace("Uniqlo", "Zara"), turn=42)  # told again: fresh evidence of the present
-        assert _score(mem, bid, NOW) > 0.9 * now
+        aged = _score(mem, bid, NOW)
+        assert aged < 0.7 * now
+        # a contradiction lowers it but is no fresh evidence of the occasion: it does not make it young again
+        ops.soft_decay(mem.store, mem.store.row_of[bid], 0.2, 41, mem.config)
+        mem._conf_cache = None
+        assert _score(mem, bid, NOW) < aged
+        assert bid in mem.observe(MALL.replace("Uniqlo", "Zara"), turn=42).reinforced  # told again
+        assert _score(mem, bid, NOW) > 0.9 * 0.8 * now  # fresh evidence of the present
+
+
+def test_statements_do_not_age(make_mem: Callable[..., PreCoMem]) -> None:
+    habit = "I usually buy my clothes at the big shopping centre."  # a trait, not an occasion: not protected
+    scores = []
+    for half_life in (None, 20.0):
+        mem = make_mem(event_half_life=half_life, gamma=0.0)  # gamma 0: no clock, so only aging could move it
+        bid = mem.observe(habit, turn=1).created[0]
+        assert not next(b for b in mem.snapshot() if b["id"] == bid)["protected"]
+        for i, text in enumerate(QUIET, start=38):
+            mem.observe(text, turn=i)
+        scores.append(_score(mem, bid, NOW))
+    assert scores[1] == pytest.approx(scores[0], rel=1e-5)
 
 
 @pytest.mark.parametrize("encoder_kind", ["minilm"], indirect=True)
-def test_support_from_leaves_loosely_related_turns_out(make_mem: Callable[..., PreCoMem]) -> None:
+def test_partial_support_similarity_leaves_loosely_related_turns_out(make_mem: Callable[..., PreCoMem]) -> None:
     climbing = "I go rock climbing at the bouldering gym every Saturday morning"
     loose = "My forearms are sore today."  # on the topic (calibrated similarity ~0.18), no paraphrase
     graded = make_mem()
     bid = graded.observe(climbing, turn=1).created[0]
     assert bid in graded.observe(loose, turn=2).reinforced  # default: a partial step of support
-    strict = make_mem(support_from=0.3)
+    strict = make_mem(partial_support_similarity=0.3)
     sid = strict.observe(climbing, turn=1).created[0]
     assert sid not in strict.observe(loose, turn=2).reinforced
     events = next(b for b in strict.snapshot() if b["id"] == sid)["provenance"]["events"]

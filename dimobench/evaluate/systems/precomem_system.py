@@ -16,13 +16,13 @@ ABLATIONS: dict[str, dict[str, Any]] = {
     "no_confidence": {"no_confidence": True},
     "random_routing": {"random_routing": True},
     "a1": {"prune_facts_below": 0.05},
-    "aging": {"support_from": 0.3, "event_half_life": 25.0},
+    "aging": {"partial_support_similarity": 0.3, "event_half_life": 25.0},
     "paper": dict(PAPER),
     "previous": dict(PREVIOUS),
 }
 """Variant name -> PreCoMemConfig overrides (``a1``: prune facts below 0.05, per paper; ``aging``: occasions
 age for questions about the present and only a clearly related turn supports a belief, our departure for suites
-whose drift is told through occasions (README, "The engine on implicit drift"); ``paper``: the
+whose drift is told through occasions (README, "Implicit drift: ``precomem:aging``"); ``paper``: the
 configuration that follows the paper and passes ``../shared/conformance``, :meth:`PreCoMemConfig.paper`)."""
 
 
