@@ -125,6 +125,7 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     from dimobench.evaluate.systems.adapters import LLM_ADAPTERS
     from dimobench.evaluate.systems.adapters.memory_llm import describe_memory_llm
     from dimobench.evaluate.systems.precomem_backend import check_agents, describe_agents
+    from dimobench.evaluate.systems.precomem_system import engine_settings
     from dimobench.evaluate.units import UnitStore
     from dimobench.suite.outdir import claim_out
 
@@ -152,8 +153,10 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
               "suites": keys, "suite_paths": [str(p) for p in cfg.suites],
               "suite_configs": {k: s.manifest.config for k, s in suites.items()},
               "systems": systems, "answerer": answerer.describe(), "answers": files, "status": "complete"}
-    if any(s == "precomem" or s.startswith("precomem:") for s in systems):
+    engines = [s for s in systems if s == "precomem" or s.startswith("precomem:")]
+    if engines:
         config["precomem_agents"] = describe_agents(agents)
+        config["precomem_configs"] = {name: engine_settings(name) for name in engines}
     if llm is not None and llm.judges is not None:
         config["judges"] = llm.judges.describe()
     if memory_llm is not None and any(s in LLM_ADAPTERS for s in systems):
@@ -205,7 +208,8 @@ def _runner(cfg: EvalConfig, store: Any, built: dict[str, Any], answerer: Any, p
 
 def _settings(cfg: EvalConfig, config: dict[str, Any], suites: dict[str, Suite]) -> dict[str, Any]:
     """What changes an answer: a resumed run must match these before it reuses a unit."""
-    extra: dict[str, Any] = {key: config[key] for key in ("precomem_agents", "judges", "memory_llm") if key in config}
+    extra: dict[str, Any] = {key: config[key] for key in ("precomem_agents", "precomem_configs", "judges", "memory_llm")
+                             if key in config}
     return {"dimobench_version": config["dimobench_version"], "k": cfg.k, "window_n": cfg.window_n,
             "stats_every": cfg.stats_every, "answerer": config["answerer"], "embedding": cfg.embedding,
             "suites": {k: s.manifest.files for k, s in suites.items()}, **extra}

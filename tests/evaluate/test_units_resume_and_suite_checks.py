@@ -185,3 +185,25 @@ def test_answers_and_report_are_strict_json_whatever_a_system_reports(small_suit
         docs = [text] if path.suffix == ".json" else [x for x in text.splitlines() if x.strip()]
         for doc in docs:
             json.loads(doc, parse_constant=refuse)
+
+
+def test_resume_after_a_variant_changed_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A built-in variant's settings live in code: a resume after they changed must not reuse the old answers.
+    from dimobench.api import EvalConfig
+    from dimobench.errors import ResumeConflict
+    from dimobench.evaluate.api import evaluate
+    from dimobench.evaluate.systems import precomem_system
+    from tests.helpers.suites import generate
+
+    suite = generate(tmp_path / "tiny", turns=120, drifts=1, personas=1, seed=5)
+    cfg = EvalConfig(suites=[suite], systems=["precomem:aging"], plots=False, bootstrap=200, embedding="hashing",
+                     jobs=1)
+    out = tmp_path / "o"
+    evaluate(cfg, out)
+    recorded = json.loads((out / "report.json").read_text())["config"]["precomem_configs"]["precomem:aging"]
+    assert recorded["event_half_life"] == precomem_system.ABLATIONS["aging"]["event_half_life"]
+    evaluate(cfg, out, resume=True)  # same settings: resumes
+    monkeypatch.setitem(precomem_system.ABLATIONS, "aging", {**precomem_system.ABLATIONS["aging"],
+                                                             "event_half_life": 99.0})
+    with pytest.raises(ResumeConflict, match="precomem_configs"):
+        evaluate(cfg, out, resume=True)

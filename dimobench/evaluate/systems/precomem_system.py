@@ -26,6 +26,15 @@ whose drift is told through occasions (README, "Implicit drift: ``precomem:aging
 configuration that follows the paper and passes ``../shared/conformance``, :meth:`PreCoMemConfig.paper`)."""
 
 
+def engine_settings(name: str) -> dict[str, Any]:
+    """The full PreCoMemConfig a built-in PreCoMem system (``precomem`` or ``precomem:<variant>``) runs with,
+    where it runs aside: recorded in the report and in the resume fingerprint, so a variant whose settings
+    changed is never resumed into the answers of the old ones."""
+    from precomem import PreCoMemConfig
+
+    return PreCoMemConfig(**ABLATIONS[name.partition(":")[2]]).model_dump(mode="json", exclude={"device"})
+
+
 class PreCoMemSystem:
     """One PreCoMem engine per persona; observes the user's utterances."""
 
