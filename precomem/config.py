@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 EncoderKind = Literal["auto", "minilm", "hashing"]
 NLIKind = Literal["auto", "cross-encoder", "head", "rule"]
@@ -257,6 +257,14 @@ class PreCoMemConfig(BaseModel):
     """At most this many propositions (sentences) per observation; the rest are dropped."""
     split_min_words: int = 25
     """Observations of more words than this are split into sentences; shorter ones are stored whole."""
+
+    @model_validator(mode="after")
+    def _support_ramp(self) -> PreCoMemConfig:
+        floor = self.partial_support_similarity
+        if floor is not None and floor >= self.support_similarity:
+            raise ValueError(f"partial_support_similarity ({floor}) must be below support_similarity "
+                             f"({self.support_similarity}): partial support ramps up between them")
+        return self
 
     @classmethod
     def paper(cls, **overrides: object) -> PreCoMemConfig:

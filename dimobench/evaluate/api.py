@@ -125,7 +125,7 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     from dimobench.evaluate.systems.adapters import LLM_ADAPTERS
     from dimobench.evaluate.systems.adapters.memory_llm import describe_memory_llm
     from dimobench.evaluate.systems.precomem_backend import check_agents, describe_agents
-    from dimobench.evaluate.systems.precomem_system import engine_settings
+    from dimobench.evaluate.systems.precomem_system import engine_settings, is_engine
     from dimobench.evaluate.units import UnitStore
     from dimobench.suite.outdir import claim_out
 
@@ -153,10 +153,9 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
               "suites": keys, "suite_paths": [str(p) for p in cfg.suites],
               "suite_configs": {k: s.manifest.config for k, s in suites.items()},
               "systems": systems, "answerer": answerer.describe(), "answers": files, "status": "complete"}
-    engines = [s for s in systems if s == "precomem" or s.startswith("precomem:")]
-    if engines:
+    if any(s == "precomem" or s.startswith("precomem:") for s in systems):
         config["precomem_agents"] = describe_agents(agents)
-        config["precomem_configs"] = {name: engine_settings(name) for name in engines}
+        config["precomem_configs"] = {name: engine_settings(name, agents) for name in systems if is_engine(name)}
     if llm is not None and llm.judges is not None:
         config["judges"] = llm.judges.describe()
     if memory_llm is not None and any(s in LLM_ADAPTERS for s in systems):

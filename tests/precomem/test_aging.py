@@ -73,3 +73,12 @@ def test_partial_support_similarity_leaves_loosely_related_turns_out(make_mem: C
     events = next(b for b in strict.snapshot() if b["id"] == sid)["provenance"]["events"]
     assert [e["event"] for e in events] == ["created"]
     assert sid in strict.observe("Every Saturday morning I'm at the bouldering gym climbing", turn=3).reinforced
+
+
+def test_the_partial_support_floor_must_sit_below_full_support() -> None:
+    from pydantic import ValidationError
+
+    from precomem import PreCoMemConfig
+
+    with pytest.raises(ValidationError, match="must be below support_similarity"):
+        PreCoMemConfig(partial_support_similarity=0.5)

@@ -26,13 +26,20 @@ whose drift is told through occasions (README, "Implicit drift: ``precomem:aging
 configuration that follows the paper and passes ``../shared/conformance``, :meth:`PreCoMemConfig.paper`)."""
 
 
-def engine_settings(name: str) -> dict[str, Any]:
-    """The full PreCoMemConfig a built-in PreCoMem system (``precomem`` or ``precomem:<variant>``) runs with,
-    where it runs aside: recorded in the report and in the resume fingerprint, so a variant whose settings
-    changed is never resumed into the answers of the old ones."""
+def is_engine(name: str) -> bool:
+    """True for ``precomem`` and its built-in variants (``precomem:<variant>``)."""
+    head, _, variant = name.partition(":")
+    return head == "precomem" and variant in ABLATIONS
+
+
+def engine_settings(name: str, agents: str = "rules") -> dict[str, Any]:
+    """The full PreCoMemConfig a built-in PreCoMem system runs with (``agents``: its sub-agents), where it runs
+    aside: recorded in the report and in the resume fingerprint, so a variant whose settings changed is never
+    resumed into the answers of the old ones."""
     from precomem import PreCoMemConfig
 
-    return PreCoMemConfig(**ABLATIONS[name.partition(":")[2]]).model_dump(mode="json", exclude={"device"})
+    config = PreCoMemConfig(**{**ABLATIONS[name.partition(":")[2]], "agents": agents})
+    return config.model_dump(mode="json", exclude={"device"})
 
 
 class PreCoMemSystem:
