@@ -79,6 +79,15 @@ class SubAgents(Protocol):
         ...
 
 
+def floor_support(support: list[Target], by_id: dict[str, Candidate], floor: float, full: float) -> list[Target]:
+    """Support capped by a ramp from 0 at calibrated similarity ``floor`` to 1 at ``full``: a belief below the
+    floor is on the observation's topic (it competes, the clock charges it) but too loosely related to be
+    supported (``PreCoMemConfig.partial_support_similarity``)."""
+    span = max(full - floor, 1e-9)
+    capped = [Target(s.id, min(s.strength, (by_id[s.id].similarity - floor) / span)) for s in support]
+    return [s for s in capped if s.strength > 0.0]
+
+
 _SENT = re.compile(r"(?<=[.!?;])\s+")
 _FIRST = re.compile(r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|we've|us|our)\b", re.IGNORECASE)
 _SUBJ_FIRST = re.compile(r"\b(i|i'm|i've|i'd|i'll|we|we're|we've|me|myself)\b", re.IGNORECASE)

@@ -9,7 +9,7 @@ import numpy as np
 
 from precomem import operators as ops
 from precomem import topics
-from precomem.agents import Candidate, Proposition, SubAgents, Target
+from precomem.agents import Candidate, Proposition, SubAgents, floor_support
 from precomem.beliefs import BeliefStore
 from precomem.config import PreCoMemConfig
 from precomem.encoders import Encoder, calibrated, make_encoder, tokenize
@@ -182,13 +182,8 @@ class PreCoMem:
             rivals = [s.id for s in support if by_id[s.id].similarity < best - cfg.competition_margin]
             winner = max(support, key=lambda s: by_id[s.id].similarity).id
             support = [s for s in support if s.id not in rivals]
-        if cfg.partial_support_similarity is not None:
-            # Partial support rises from 0 at partial_support_similarity; a belief below it is on the topic (it
-            # competed above, and the clock charges it below) but too loosely related to be supported.
-            lo = cfg.partial_support_similarity
-            span = max(cfg.support_similarity - lo, 1e-9)
-            support = [Target(s.id, min(s.strength, (by_id[s.id].similarity - lo) / span)) for s in support]
-            support = [s for s in support if s.strength > 0.0]
+        if cfg.partial_support_similarity is not None:  # after competing: loose beliefs still lose rounds
+            support = floor_support(support, by_id, cfg.partial_support_similarity, cfg.support_similarity)
         strong = [s for s in support if by_id[s.id].similarity >= cfg.support_similarity]
         dup = [s.id for s in support if by_id[s.id].similarity >= cfg.duplicate_similarity]
         # Rivals are neither supported nor charged here: an old state's hypotheses must stay available as
