@@ -50,12 +50,17 @@ def onnx_available() -> bool:
     return True
 
 
+def device_name(device: str | None = None) -> str:
+    """``device`` when given, else ``DIMOBENCH_DEVICE``, else ``cpu``, unchecked (see :func:`requested_device`)."""
+    return device or os.environ.get(DEVICE_ENV, "").strip().lower() or "cpu"
+
+
 def requested_device(device: str | None = None) -> str:
     """The device the models run on: ``device`` when given, else ``DIMOBENCH_DEVICE``, else ``cpu``.
 
     A GPU is never assumed: ``cuda`` that torch cannot see raises :class:`RuntimeUnavailable` here, before any
     model loads, and unknown names raise ``ValueError``."""
-    name = device or os.environ.get(DEVICE_ENV, "").strip().lower() or "cpu"
+    name = device_name(device)
     if name not in DEVICES:
         raise ValueError(f"device {name!r}: unknown (choose {', '.join(DEVICES)})")
     if name == "cuda":

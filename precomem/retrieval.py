@@ -80,7 +80,8 @@ def read_confidence(
                 conf = conf * np.power(config.rival_discount, np.where(store.fact[:n], 0.0, lost))
         if config.event_half_life is not None:
             events = store.protected[:n] & ~store.fact[:n]
-            conf = np.where(events, conf * np.exp2(-store.age(turn) / config.event_half_life), conf)
+            if events.any():  # recall's hot path: no per-row work for a store without occasions
+                conf = np.where(events, conf * np.exp2(-store.age(turn) / config.event_half_life), conf)
     return conf
 
 

@@ -153,9 +153,10 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
               "suites": keys, "suite_paths": [str(p) for p in cfg.suites],
               "suite_configs": {k: s.manifest.config for k, s in suites.items()},
               "systems": systems, "answerer": answerer.describe(), "answers": files, "status": "complete"}
-    if any(s == "precomem" or s.startswith("precomem:") for s in systems):
+    engines = [name for name in systems if is_engine(name)]  # precomem:X otherwise is a module:Class system
+    if engines:
         config["precomem_agents"] = describe_agents(agents)
-        config["precomem_configs"] = {name: engine_settings(name, agents) for name in systems if is_engine(name)}
+        config["precomem_configs"] = {name: engine_settings(name, agents) for name in engines}
     if llm is not None and llm.judges is not None:
         config["judges"] = llm.judges.describe()
     if memory_llm is not None and any(s in LLM_ADAPTERS for s in systems):

@@ -129,9 +129,9 @@ def set_default_backend(backend: str) -> None:
 def get_embedder(backend: str | None = None) -> Embedder:
     """The process-wide embedder for ``backend`` (shared by the answerer and the baselines)."""
     backend = backend or _DEFAULT[0]
-    from precomem.onnx import DEVICE_ENV
+    from precomem.onnx import device_name
 
-    key = (backend, _env_runtime(), os.environ.get(DEVICE_ENV, "").strip().lower() or "cpu")
+    key = (backend, _env_runtime(), device_name())
     if key not in _EMBEDDERS:
         _EMBEDDERS[key] = Embedder(backend, key[1], key[2])
     return _EMBEDDERS[key]
