@@ -105,10 +105,17 @@ QUERIES = [
 ]
 
 
-def stream(n: int, seed: int = 0) -> list[str]:
-    """Varied turns: habits (some dropped halfway), requests, filler, other people, the past, events."""
+def stream(n: int, seed: int = 0, mixed_schedules: bool = False) -> list[str]:
+    """Varied turns: habits (some dropped halfway), requests, filler, other people, the past, events.
+
+    Each habit keeps one schedule ("I run along the canal every morning" is never retold as "... on Sundays"),
+    as a person's habit does. ``mixed_schedules`` gives every mention of a habit a random schedule (the stream
+    before session 15): each retelling is then a partial change, which a verifier trained to read "every
+    morning" -> "twice a week" as a contradiction (the issue's partial changes) corrects, deprecating facts.
+    The two streams have the same turns otherwise."""
     rng = np.random.default_rng(seed)
     dropped = {int(i) for i in rng.choice(len(HABITS), size=3, replace=False)}
+    schedule = np.random.default_rng([seed, 1]).integers(len(WHEN), size=len(HABITS))
     out = []
     for t in range(n):
         h, _ = HABITS[int(rng.integers(len(HABITS)))]
@@ -117,6 +124,8 @@ def stream(n: int, seed: int = 0) -> list[str]:
             ["habit", "request", "filler", "other", "past", "event"], p=[0.45, 0.2, 0.15, 0.1, 0.07, 0.03]
         )
         idx = [i for i, (hh, _) in enumerate(HABITS) if hh == h][0]
+        if kind in ("habit", "past") and not mixed_schedules:
+            w = WHEN[int(schedule[idx])]
         if kind == "habit":
             pool = DROPPED if idx in dropped and t > n // 2 else FRAMES
         else:
@@ -135,7 +144,7 @@ def _pct(xs: list[float]) -> dict[str, float]:
     }
 
 
-def run_stream(turns: int, encoder: str, paper: bool = False) -> dict:
+def run_stream(turns: int, encoder: str, paper: bool = False, mixed_schedules: bool = False) -> dict:
     """Observe ``turns`` turns with a recall after each; memory every 100 turns (``paper``: the paper preset)."""
     make = PreCoMemConfig.paper if paper else PreCoMemConfig
     mem = PreCoMem(make(encoder=encoder))
@@ -146,7 +155,7 @@ def run_stream(turns: int, encoder: str, paper: bool = False) -> dict:
     obs, rec, curve = [], [], []
     window: list[float] = []
     shares: dict[str, list[float]] = {"present": [], "past": []}
-    for t, text in enumerate(stream(turns), start=1):
+    for t, text in enumerate(stream(turns, mixed_schedules=mixed_schedules), start=1):
         s = time.perf_counter()
         mem.observe(text, turn=t)
         obs.append(time.perf_counter() - s)
@@ -229,10 +238,13 @@ def main() -> None:
     ap.add_argument("--encoder", default="auto")
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--paper", action="store_true", help="the paper preset (cross-encoder, plain clock)")
+    ap.add_argument("--mixed-schedules", action="store_true",
+                    help="the stream before session 15: each mention of a habit draws a new schedule")
     args = ap.parse_args()
     result = {
         "config": "paper" if args.paper else "default",
-        "stream": run_stream(args.turns, args.encoder, args.paper),
+        "stream_kind": "mixed schedules" if args.mixed_schedules else "one schedule per habit",
+        "stream": run_stream(args.turns, args.encoder, args.paper, args.mixed_schedules),
         "scaling_recall_excluding_query_encoding": run_scaling([int(s) for s in args.sizes.split(",")], args.encoder),
         "targets": {"observe_p95_ms": 50, "recall_p95_ms": 20, "recall_100k_ms": 20, "deprecated_share_topk": 0.02},
         "threads": {"torch": _torch_threads(), "cpus": os.cpu_count()},

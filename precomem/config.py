@@ -60,9 +60,11 @@ class PreCoMemConfig(BaseModel):
     installed)."""
     embedding_model: str | None = None
     """Path or name of another sentence-transformers model; None uses the packaged all-MiniLM-L6-v2."""
-    encode_threads: int | None = 1
-    """Threads (torch or ONNX Runtime) for per-turn encodes (up to 8 texts) and NLI calls; None keeps the
-    process setting. One thread is as fast for a single sentence and far faster when the CPU is shared."""
+    encode_threads: int | None = None
+    """Threads (torch or ONNX Runtime) for per-turn encodes (up to 8 texts) and NLI calls. None: the process's
+    torch thread count on ONNX Runtime (it does not spin, so a shared CPU costs little; two threads halve a
+    cross-encoder call on two cores, with bitwise the same logits) and one thread on torch (whose barriers on a
+    busy machine cost 30x). ``dimobench evaluate --jobs N`` gives each worker cores / N threads."""
     runtime: RuntimeKind = "auto"
     """What runs MiniLM and the NLI cross-encoder: ``torch``, ONNX Runtime in float32 (``onnx``: the same
     vectors, cosine 0.9999999, about twice as fast on a CPU) or in int8 (``onnx-int8``: faster still, but mean

@@ -22,6 +22,7 @@ from precomem.onnx import (
     choose,
     mean_pool,
     onnx_module,
+    per_turn_threads,
     requested_device,
     requested_runtime,
 )
@@ -270,7 +271,8 @@ def make_encoder(config: PreCoMemConfig) -> Encoder:
     kind = config.encoder
     if kind == "hashing" or (kind == "auto" and config.embedding_model is None and not minilm_available()):
         return HashingEncoder()
-    return MiniLMEncoder(config.embedding_model, config.encode_threads, config.runtime, config.device)
+    threads = per_turn_threads(config.encode_threads, config.runtime, requested_device(config.device))
+    return MiniLMEncoder(config.embedding_model, threads, config.runtime, config.device)
 
 
 def calibrated(cos: np.ndarray | float, enc: Encoder) -> np.ndarray:

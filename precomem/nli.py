@@ -19,7 +19,7 @@ import numpy as np
 
 from precomem.config import PreCoMemConfig
 from precomem.encoders import Encoder, tokenize
-from precomem.onnx import choose, onnx_module, requested_device, requested_runtime
+from precomem.onnx import choose, onnx_module, per_turn_threads, requested_device, requested_runtime
 
 LABELS = ("entailment", "neutral", "contradiction")
 
@@ -214,7 +214,7 @@ class CrossEncoderVerifier:
         return out.astype(np.float32)
 
 
-_VERIFIERS: dict[tuple[str, str, float | None, bool, tuple[str, bool], str], Verifier] = {}
+_VERIFIERS: dict[tuple[str, str, float | None, bool, tuple[str, bool], str, int | None], Verifier] = {}
 
 
 def _cross_encoder_base() -> Path | None:
@@ -235,14 +235,15 @@ def make_verifier(config: PreCoMemConfig, enc: Encoder) -> Verifier:
     an explicit ONNX one that cannot load raises :class:`~precomem.onnx.RuntimeUnavailable`."""
     kind, temp = config.nli, config.nli_temperature
     device = requested_device(config.device)
-    key = (kind, enc.name, temp, config.nli_decisive, requested_runtime(config.runtime, device), device)
+    threads = per_turn_threads(config.encode_threads, config.runtime, device)
+    key = (kind, enc.name, temp, config.nli_decisive, requested_runtime(config.runtime, device), device, threads)
     if key in _VERIFIERS:
         return _VERIFIERS[key]
     verifier: Verifier = RuleVerifier()
     base = _cross_encoder_base() if enc.name != "hashing" else None
     if kind in ("auto", "cross-encoder") and base is not None and cross_encoder_path().is_file():
         try:
-            verifier = CrossEncoderVerifier(cross_encoder_path(), base, temp, config.encode_threads,
+            verifier = CrossEncoderVerifier(cross_encoder_path(), base, temp, threads,
                                             config.nli_decisive, config.runtime, device)
         except (FileNotFoundError, KeyError, ValueError, OSError):
             if kind == "cross-encoder":

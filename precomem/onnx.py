@@ -93,6 +93,15 @@ def requested_runtime(runtime: str, device: str = "cpu") -> tuple[str, bool]:
     return want, explicit
 
 
+def per_turn_threads(threads: int | None, runtime: str, device: str = "cpu") -> int | None:
+    """Intra-op threads for per-turn work (a few sentences, a few NLI pairs): ``threads`` when set; else the
+    process's (torch's) count on ONNX Runtime, which does not spin (2 threads halve a cross-encoder call on 2
+    cores and give bitwise the same logits), and one thread on torch, whose barriers on a busy machine cost 30x."""
+    if threads is not None:
+        return threads
+    return None if requested_runtime(runtime, device)[0] != "torch" else 1
+
+
 class OnnxBert:
     """One exported module and its sessions, one per thread count (ONNX Runtime fixes threads per session)."""
 

@@ -184,3 +184,22 @@ def test_answerer_embedder_reports_its_runtime(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setenv(ENV, "fast")
     with pytest.raises(ConfigError, match=ENV):
         Embedder("minilm")
+
+
+def test_per_turn_thread_count_does_not_change_outputs() -> None:
+    """The default runs ONNX per-turn work on the process's threads (twice as fast on two cores): the vectors and
+    logits must be the same bits as on one thread, or ``--jobs`` would change answers."""
+    from precomem.onnx import per_turn_threads
+
+    assert per_turn_threads(None, "onnx") is None and per_turn_threads(None, "torch") == 1
+    assert per_turn_threads(3, "torch") == 3
+    base = _cross_encoder_base()
+    assert base is not None
+    one = CrossEncoderVerifier(cross_encoder_path(), base, threads=1, runtime="onnx")
+    two = CrossEncoderVerifier(cross_encoder_path(), base, threads=2, runtime="onnx")
+    prem, hyp = [p for p, _ in PAIRS], [h for _, h in PAIRS]
+    assert np.array_equal(one.logits(prem, hyp), two.logits(prem, hyp))
+    assert all(np.array_equal(one.logits([p], [h]), two.logits([p], [h])) for p, h in PAIRS)
+    enc1 = MiniLMEncoder(small_batch_threads=1, runtime="onnx")
+    enc2 = MiniLMEncoder(small_batch_threads=2, runtime="onnx")
+    assert all(np.array_equal(enc1.encode([s]), enc2.encode([s])) for s in SENTENCES)
