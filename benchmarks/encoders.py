@@ -4,13 +4,14 @@
 
 For each runtime (``torch``, ``onnx``, ``onnx-int8``; see ``precomem/onnx.py``):
 
-- ``single_ms``: one sentence per encode, single-threaded, as PreCoMem's per-turn encodes run (mean over the
+- ``single_ms``: one sentence per encode, single-threaded (PreCoMem's per-turn encodes run on torch's thread count
+  under ONNX Runtime since session 15, with the same bits; one thread keeps this a per-core figure; mean over the
   ~200 sentences, the median of ``--repeats`` passes);
 - ``batch64_ms_per_text``: the same sentences but the four long ones (a batch holding one is padded to 256
   tokens, which swamps everything else) encoded in batches of 64 on ``--threads`` threads, as dimobench's
   answerer embeds (median of the passes);
 - ``cosine_to_torch``: min and mean cosine of each sentence's single-encode vector to torch's;
-- ``nli``: the cross-encoder's ms per call on 1 and on 4 pairs (single-threaded, as the gated pairs of a turn),
+- ``nli``: the cross-encoder's ms per call on 1 and on 4 pairs (single-threaded, per core),
   and the largest logit difference to torch and whether every argmax agrees.
 
 ``ratio_vs_torch`` divides torch's time by each runtime's, measured in the same run; passes alternate between the

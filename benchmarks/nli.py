@@ -5,8 +5,8 @@
 For each verifier (the shipped cross-encoder, the MiniLM feature head, the rule), alone and as the engine
 combines them (the relatedness gate; beside the head, the rule):
 
-- ``dialogue``: per file of ``--pairs`` (default: ``benchmarks/data/nli_dialogue_pairs.jsonl``, ``_b`` and ``_c``,
-  three sets written by hand for this benchmark by different writers, not from dimobench's catalog; the training
+- ``dialogue``: per file of ``--pairs`` (default: ``benchmarks/data/nli_dialogue_pairs.jsonl``, ``_b``, ``_c`` and
+  ``_d``, four sets written by hand for this benchmark by different writers, not from dimobench's catalog; the training
   script drops any training pair that shares a sentence with one of them), the share called a contradiction
   (P >= ``contradiction_min``, 0.5) per kind:
   ``support`` is the false-contradiction rate, ``reversal`` the recall of clear reversals, ``partial`` is split
@@ -16,7 +16,8 @@ combines them (the relatedness gate; beside the head, the rule):
 - ``snli`` (with ``--snli-dir``, models only): 3-way accuracy and expected calibration error on the SNLI 1.0
   test set, before and after the temperature (the shipped card's figures are the training script's).
 
-Also ``latency_ms``: one cross-encoder call on 1, 4 and 10 pairs (P50 of 30), single-threaded as in observe.
+Also ``latency_ms``: one cross-encoder call on 1, 4 and 10 pairs (P50 of 30), on the threads the engine's default
+gives it (the process's on ONNX Runtime, one on torch).
 """
 
 from __future__ import annotations

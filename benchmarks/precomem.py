@@ -1,6 +1,7 @@
 """PreCoMem speed and memory figures, printed as JSON.
 
     HF_HUB_OFFLINE=1 python benchmarks/precomem.py [--turns 1000] [--encoder auto|minilm|hashing] [--paper]
+        [--mixed-schedules]
 
 1. ``stream``: observe and recall latency (P50/P95, ms) over a stream of varied synthetic turns with the
    default encoders and verifier (``encoders`` says which ran), and memory every 100 turns (raw items vs
@@ -108,11 +109,10 @@ QUERIES = [
 def stream(n: int, seed: int = 0, mixed_schedules: bool = False) -> list[str]:
     """Varied turns: habits (some dropped halfway), requests, filler, other people, the past, events.
 
-    Each habit keeps one schedule ("I run along the canal every morning" is never retold as "... on Sundays"),
-    as a person's habit does. ``mixed_schedules`` gives every mention of a habit a random schedule (the stream
-    before session 15): each retelling is then a partial change, which a verifier trained to read "every
-    morning" -> "twice a week" as a contradiction (the issue's partial changes) corrects, deprecating facts.
-    The two streams have the same turns otherwise."""
+    Each habit keeps one schedule, in the present and in the past ("I run along the canal every morning" is never
+    retold as "... on Sundays"), as a person's habit does. ``mixed_schedules`` gives every mention a random
+    schedule (the stream before session 15), so that a retelling may be a partial change of the habit. The two
+    streams have the same turns otherwise (the schedules come from a generator of their own)."""
     rng = np.random.default_rng(seed)
     dropped = {int(i) for i in rng.choice(len(HABITS), size=3, replace=False)}
     schedule = np.random.default_rng([seed, 1]).integers(len(WHEN), size=len(HABITS))

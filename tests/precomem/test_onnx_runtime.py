@@ -187,19 +187,29 @@ def test_answerer_embedder_reports_its_runtime(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_per_turn_thread_count_does_not_change_outputs() -> None:
-    """The default runs ONNX per-turn work on the process's threads (twice as fast on two cores): the vectors and
-    logits must be the same bits as on one thread, or ``--jobs`` would change answers."""
-    from precomem.onnx import per_turn_threads
-
-    assert per_turn_threads(None, "onnx") is None and per_turn_threads(None, "torch") == 1
-    assert per_turn_threads(3, "torch") == 3
+    """The default runs ONNX per-turn work on the process's threads (twice as fast on two cores): vectors and logits
+    must be the same bits on any thread count, or ``--jobs`` (which sets a worker's threads) would change answers."""
     base = _cross_encoder_base()
     assert base is not None
-    one = CrossEncoderVerifier(cross_encoder_path(), base, threads=1, runtime="onnx")
-    two = CrossEncoderVerifier(cross_encoder_path(), base, threads=2, runtime="onnx")
     prem, hyp = [p for p, _ in PAIRS], [h for _, h in PAIRS]
-    assert np.array_equal(one.logits(prem, hyp), two.logits(prem, hyp))
-    assert all(np.array_equal(one.logits([p], [h]), two.logits([p], [h])) for p, h in PAIRS)
-    enc1 = MiniLMEncoder(small_batch_threads=1, runtime="onnx")
-    enc2 = MiniLMEncoder(small_batch_threads=2, runtime="onnx")
-    assert all(np.array_equal(enc1.encode([s]), enc2.encode([s])) for s in SENTENCES)
+    settings: list[int | None | str] = [1, 2, 3, "auto", None]
+    verifiers = [CrossEncoderVerifier(cross_encoder_path(), base, threads=t, runtime="onnx") for t in settings]
+    encoders = [MiniLMEncoder(small_batch_threads=t, runtime="onnx") for t in settings]  # type: ignore[arg-type]
+    ref_v, ref_e = verifiers[0], encoders[0]
+    for ver, enc in zip(verifiers[1:], encoders[1:], strict=True):
+        assert np.array_equal(ref_v.logits(prem, hyp), ver.logits(prem, hyp))
+        assert all(np.array_equal(ref_v.logits([p], [h]), ver.logits([p], [h])) for p, h in PAIRS)
+        assert all(np.array_equal(ref_e.encode([s]), enc.encode([s])) for s in SENTENCES)
+        assert np.array_equal(ref_e.encode(SENTENCES[:8]), enc.encode(SENTENCES[:8]))  # a per-turn batch
+
+
+def test_auto_threads_mean_the_process_on_onnx_and_one_on_torch() -> None:
+    from precomem.onnx import per_turn_threads
+
+    assert per_turn_threads("auto", on_onnx=True) is None  # None: the process's count
+    assert per_turn_threads("auto", on_onnx=False) == 1  # torch's barriers on a busy machine cost 30x
+    assert per_turn_threads(3, on_onnx=False) == 3 and per_turn_threads(None, on_onnx=False) is None
+    mem = PreCoMem(PreCoMemConfig())
+    assert mem.encoder._threads == "auto" and mem.verifier._threads == "auto"  # type: ignore[attr-defined]
+    pinned = PreCoMem(PreCoMemConfig(encode_threads=1))
+    assert pinned.encoder._threads == 1 and pinned.verifier._threads == 1  # type: ignore[attr-defined]

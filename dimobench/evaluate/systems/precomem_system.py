@@ -35,11 +35,12 @@ def is_engine(name: str) -> bool:
 def engine_settings(name: str, agents: str = "rules") -> dict[str, Any]:
     """The full PreCoMemConfig a built-in PreCoMem system runs with (``agents``: its sub-agents), where it runs
     aside: recorded in the report and in the resume fingerprint, so a variant whose settings changed is never
-    resumed into the answers of the old ones."""
+    resumed into the answers of the old ones. Where it runs and on how many threads are left out: they do not
+    change an answer (tests/precomem/test_onnx_runtime.py, test_device.py)."""
     from precomem import PreCoMemConfig
 
     config = PreCoMemConfig(**{**ABLATIONS[name.partition(":")[2]], "agents": agents})
-    return config.model_dump(mode="json", exclude={"device"})
+    return config.model_dump(mode="json", exclude={"device", "encode_threads"})
 
 
 class PreCoMemSystem:
