@@ -103,6 +103,24 @@ def cross_encoder_path() -> Path:
     return Path(__file__).resolve().parent / "models" / "nli_cross_encoder.safetensors"
 
 
+_DIGESTS: dict[str, str | None] = {}
+
+
+def model_digests() -> dict[str, str | None]:
+    """sha256 of each shipped verifier file (None where missing): a retrained model changes answers as a changed
+    setting does, so a run records these and refuses to resume across a retraining."""
+    if not _DIGESTS:
+        import hashlib
+
+        for name, path in (("nli_cross_encoder", cross_encoder_path()), ("nli_head", head_path())):
+            if path.is_file():
+                with path.open("rb") as fh:
+                    _DIGESTS[name] = hashlib.file_digest(fh, "sha256").hexdigest()
+            else:
+                _DIGESTS[name] = None
+    return dict(_DIGESTS)
+
+
 def _softmax(logits: np.ndarray, temperature: float) -> np.ndarray:
     z = logits / temperature
     z = np.exp(z - z.max(axis=1, keepdims=True))

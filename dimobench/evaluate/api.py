@@ -128,6 +128,7 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     from dimobench.evaluate.systems.precomem_system import engine_settings, is_engine
     from dimobench.evaluate.units import UnitStore
     from dimobench.suite.outdir import claim_out
+    from precomem.nli import model_digests
 
     device = use_device(cfg.device)
     set_default_backend(cfg.embedding)
@@ -157,6 +158,7 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     if engines:
         config["precomem_agents"] = describe_agents(agents)
         config["precomem_configs"] = {name: engine_settings(name, agents) for name in engines}
+        config["precomem_models"] = model_digests()
     if llm is not None and llm.judges is not None:
         config["judges"] = llm.judges.describe()
     if memory_llm is not None and any(s in LLM_ADAPTERS for s in systems):
@@ -208,8 +210,8 @@ def _runner(cfg: EvalConfig, store: Any, built: dict[str, Any], answerer: Any, p
 
 def _settings(cfg: EvalConfig, config: dict[str, Any], suites: dict[str, Suite]) -> dict[str, Any]:
     """What changes an answer: a resumed run must match these before it reuses a unit."""
-    extra: dict[str, Any] = {key: config[key] for key in ("precomem_agents", "precomem_configs", "judges", "memory_llm")
-                             if key in config}
+    keys = ("precomem_agents", "precomem_configs", "precomem_models", "judges", "memory_llm")
+    extra: dict[str, Any] = {key: config[key] for key in keys if key in config}
     return {"dimobench_version": config["dimobench_version"], "k": cfg.k, "window_n": cfg.window_n,
             "stats_every": cfg.stats_every, "answerer": config["answerer"], "embedding": cfg.embedding,
             "suites": {k: s.manifest.files for k, s in suites.items()}, **extra}

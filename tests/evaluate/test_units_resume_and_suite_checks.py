@@ -207,3 +207,22 @@ def test_resume_after_a_variant_changed_is_refused(tmp_path: Path, monkeypatch: 
                                                              "event_half_life": 99.0})
     with pytest.raises(ResumeConflict, match="precomem_configs"):
         evaluate(cfg, out, resume=True)
+
+
+def test_resume_after_the_verifier_was_retrained_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The shipped cross-encoder changes answers as a setting does: its sha256 is part of what a resume must match.
+    from dimobench.api import EvalConfig
+    from dimobench.errors import ResumeConflict
+    from dimobench.evaluate.api import evaluate
+    from precomem import nli
+    from tests.helpers.suites import generate
+
+    suite = generate(tmp_path / "tiny", turns=120, drifts=1, personas=1, seed=5)
+    cfg = EvalConfig(suites=[suite], systems=["precomem"], plots=False, bootstrap=200, embedding="hashing", jobs=1)
+    out = tmp_path / "o"
+    evaluate(cfg, out)
+    recorded = json.loads((out / "report.json").read_text())["config"]["precomem_models"]
+    assert recorded == nli.model_digests() and len(recorded["nli_cross_encoder"]) == 64
+    monkeypatch.setitem(nli._DIGESTS, "nli_cross_encoder", "0" * 64)  # as if the file had been retrained
+    with pytest.raises(ResumeConflict, match="precomem_models"):
+        evaluate(cfg, out, resume=True)
