@@ -274,8 +274,13 @@ def make_encoder(config: PreCoMemConfig) -> Encoder:
     kind = config.encoder
     if kind == "hashing" or (kind == "auto" and config.embedding_model is None and not minilm_available()):
         return HashingEncoder()
-    threads: Threads = "auto" if config.encode_threads is None else config.encode_threads
-    return MiniLMEncoder(config.embedding_model, threads, config.runtime, config.device)
+    return MiniLMEncoder(config.embedding_model, per_turn_setting(config), config.runtime, config.device)
+
+
+def per_turn_setting(config: PreCoMemConfig) -> Threads:
+    """The per-turn thread setting of the engine's encoder and verifier: ``encode_threads`` when it pins a count,
+    else ``auto`` (see :func:`~precomem.onnx.per_turn_threads`)."""
+    return "auto" if config.encode_threads is None else config.encode_threads
 
 
 def calibrated(cos: np.ndarray | float, enc: Encoder) -> np.ndarray:

@@ -18,7 +18,7 @@ from typing import Protocol
 import numpy as np
 
 from precomem.config import PreCoMemConfig
-from precomem.encoders import Encoder, tokenize
+from precomem.encoders import Encoder, per_turn_setting, tokenize
 from precomem.onnx import Threads, choose, onnx_module, per_turn_threads, requested_device, requested_runtime
 
 LABELS = ("entailment", "neutral", "contradiction")
@@ -255,7 +255,7 @@ def make_verifier(config: PreCoMemConfig, enc: Encoder) -> Verifier:
     an explicit ONNX one that cannot load raises :class:`~precomem.onnx.RuntimeUnavailable`."""
     kind, temp = config.nli, config.nli_temperature
     device = requested_device(config.device)
-    threads: Threads = "auto" if config.encode_threads is None else config.encode_threads
+    threads = per_turn_setting(config)
     key = (kind, enc.name, temp, config.nli_decisive, requested_runtime(config.runtime, device), device, threads)
     if key in _VERIFIERS:
         return _VERIFIERS[key]
