@@ -37,6 +37,7 @@ def snapshot(mem: PreCoMem) -> list[dict[str, Any]]:
                 "confidence": round(float(conf[r]), 6),
                 "topic": topics.TOPICS[store.topic[r]],
                 "created_turn": int(store.created[r]),
+                "as_of_turn": int(mem.turn),  # the turn "confidence" was taken at (decay up to it is in it)
                 # the last turn that was evidence for it (store.last also moves when related evidence is
                 # charged against it; the decay clock is store.age)
                 "last_support_turn": int(max(m.source_turns)) if m.source_turns else int(store.last[r]),
@@ -138,8 +139,11 @@ def load(
 def _from_snapshot_list(
     cls: type[PreCoMem], items: list[dict[str, Any]], config: PreCoMemConfig | None, agents: SubAgents | None
 ) -> PreCoMem:
-    """Approximate reload from the readable snapshot: texts are re-encoded and each confidence is taken as of
-    its last support (the snapshot does not record the turn it was taken at)."""
+    """Approximate reload from the readable snapshot: texts are re-encoded, and each confidence is the one the
+    snapshot took at its ``as_of_turn`` (decay up to that turn included, so the clock restarts there; a
+    snapshot written before ``as_of_turn`` existed restarts it at the last support). What the snapshot does not
+    hold is lost: how far partial support had wound each clock back, and rival rounds lost since the last
+    support (use :meth:`PreCoMem.state` for an exact reload)."""
     from precomem.encoders import tokenize
 
     mem = cls(config, agents)
@@ -167,9 +171,10 @@ def _from_snapshot_list(
             protected=bool(it.get("protected", False)),
             topic=topic,
         )
-        store.last[r], store.deprecated[r] = int(it["last_support_turn"]), bool(it.get("deprecated", False))
+        store.last[r] = int(it.get("as_of_turn", it["last_support_turn"]))
+        store.deprecated[r] = bool(it.get("deprecated", False))
     store.next_id = 1 + max(int(str(it["id"]).lstrip("b") or 0) for it in items)
-    mem.turn = max(int(it["last_support_turn"]) for it in items)
+    mem.turn = max(int(it.get("as_of_turn", it["last_support_turn"])) for it in items)
     return mem
 
 

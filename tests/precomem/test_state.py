@@ -62,3 +62,16 @@ def test_snapshot_list_reload_is_approximate_but_usable(make_mem: Callable[..., 
     clone = PreCoMem.from_snapshot(mem.snapshot(), mem.config)
     assert [b["text"] for b in clone.snapshot()] == [b["text"] for b in mem.snapshot()]
     assert clone.recall("loud parties")[0].text == mem.recall("loud parties")[0].text
+
+
+def test_snapshot_list_reload_keeps_confidences_and_turn(make_mem: Callable[..., PreCoMem]) -> None:
+    # A snapshot's confidence is already decayed to the turn it was taken at; reloading must not decay it a
+    # second time from the last support (that pruned hypotheses the saved engine still held).
+    mem = make_mem()
+    for i, t in enumerate([PARTY, *UNRELATED[:5]], start=1):
+        mem.observe(t, turn=i)
+    snap = mem.snapshot()
+    assert any(b["kind"] == "hypothesis" and b["last_support_turn"] < mem.turn for b in snap)
+    clone = PreCoMem.from_snapshot(json.loads(json.dumps(snap)), mem.config)
+    assert clone.turn == mem.turn
+    assert [(b["id"], b["confidence"]) for b in clone.snapshot()] == [(b["id"], b["confidence"]) for b in snap]
