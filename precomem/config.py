@@ -186,8 +186,9 @@ class PreCoMemConfig(BaseModel):
     drift wears the old fact down without any single cue reaching CORRECT. At 0.1 a fresh fact (0.75-0.8) is
     deprecated after two or three lost rounds in a row (below ``promote_threshold``: out of present-time
     recall), and support from its own state lifts it back over the threshold (a fact after two lost rounds
-    needs one full support), so a one-off off-state mention costs a round, not the fact. 0.03 (``precomem:previous``; 0.97^n: ~23 rival cues halve a fact) left the old state's facts
-    standing through whole post-change phases: on development suites 971 and 972 (session 16) 0.1 cut
+    needs one full support), so a one-off off-state mention costs a round, not the fact. 0.03
+    (``precomem:previous``; 0.97^n: ~23 rival cues halve a fact) left the old state's facts standing through
+    whole post-change phases: on development suites 971 and 972 (session 16) 0.1 cut
     stale answers from 0.473 / 0.500 to 0.365 / 0.403 with accuracy 0.672 -> 0.679 and 0.718 -> 0.718
     (0.2 gave the same stale rates). The first value, 0.03 with margin 0.15, was chosen on the seed-0 suite's
     first two personas (0.56 overall vs 0.54 for 0.10 / 0.05)."""
