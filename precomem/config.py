@@ -180,18 +180,17 @@ class PreCoMemConfig(BaseModel):
     0.55 to 0.21 on a development suite). A user turn is evidence for the state it
     matches best, not for every state of the topic: without this, "napped at 14:30" would keep reinforcing
     "up at dawn" because both are about sleep."""
-    competition_decay: float = 0.1
+    competition_decay: float = 0.03
     """Soft-decay severity for an outcompeted fact that is not related to the winning belief (another state
     of the topic): semantic deviation treated as partial contradiction, applied per rival cue, so gradual
-    drift wears the old fact down without any single cue reaching CORRECT. At 0.1 a fresh fact (0.75-0.8) is
-    deprecated after two or three lost rounds in a row (below ``promote_threshold``: out of present-time
-    recall), and support from its own state lifts it back over the threshold (a fact after two lost rounds
-    needs one full support), so a one-off off-state mention costs a round, not the fact. 0.03
-    (``precomem:previous``; 0.97^n: ~23 rival cues halve a fact) left the old state's facts standing through
-    whole post-change phases: on development suites 971 and 972 (session 16) 0.1 cut
-    stale answers from 0.473 / 0.500 to 0.365 / 0.403 with accuracy 0.672 -> 0.679 and 0.718 -> 0.718
-    (0.2 gave the same stale rates). The first value, 0.03 with margin 0.15, was chosen on the seed-0 suite's
-    first two personas (0.56 overall vs 0.54 for 0.10 / 0.05)."""
+    drift accumulates to a deprecated old fact (0.97^n: ~23 rival cues halve it) without any single cue
+    reaching CORRECT, while an occasional off-state mention costs little. On the dimobench seed-0 suite's
+    first two personas (accuracy only), margin 0.15 / decay 0.03 gave 0.56 overall vs 0.54 for 0.10 / 0.05
+    (which left fewer facts standing); without competition stale answers were 0.28. 0.1 was tried as the
+    default in session 16 and not kept: stale answers fell on development suites 971/972 (0.473 / 0.500 ->
+    0.365 / 0.403) and on fresh seeds 1201-1206 (pooled 0.395 -> 0.353), but accuracy on the XL suite 1206
+    fell 0.677 -> 0.657: "not related to the winner" also catches facts of the *same* state worded
+    differently, and at 0.1 two or three such rounds deprecate them (README, "Session 16")."""
     rival_discount: float | None = None
     """Read-time factor on a hypothesis's confidence per rival cue it lost since its last support, for
     queries about the present only (None: off, the paper's retrieval and the paper preset's). An implicit
@@ -295,6 +294,5 @@ PREVIOUS: dict[str, object] = {
     "deprecated_recall": "ranked",
     "deprecate_below_promotion": False,
     "profile_reinforces_support": False,
-    "competition_decay": 0.03,
 }
 """The engine issues 3 and 4 accepted (topic-scoped clock, rival discount, head verifier): ``precomem:previous``."""
