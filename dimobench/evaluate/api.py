@@ -153,7 +153,8 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
               "window_n": cfg.window_n, "window": cfg.window, "seed": cfg.seed, "bootstrap": cfg.bootstrap,
               "suites": keys, "suite_paths": [str(p) for p in cfg.suites],
               "suite_configs": {k: s.manifest.config for k, s in suites.items()},
-              "systems": systems, "answerer": answerer.describe(), "answers": files, "status": "complete"}
+              "systems": systems, "answerer": answerer.describe(), "answers": files, "status": "complete",
+              "code": code_digest()}
     engines = [name for name in systems if is_engine(name)]  # precomem:X otherwise is a module:Class system
     if engines:
         config["precomem_agents"] = describe_agents(agents)
@@ -212,9 +213,30 @@ def _settings(cfg: EvalConfig, config: dict[str, Any], suites: dict[str, Suite])
     """What changes an answer: a resumed run must match these before it reuses a unit."""
     keys = ("precomem_agents", "precomem_configs", "precomem_models", "judges", "memory_llm")
     extra: dict[str, Any] = {key: config[key] for key in keys if key in config}
-    return {"dimobench_version": config["dimobench_version"], "k": cfg.k, "window_n": cfg.window_n,
-            "stats_every": cfg.stats_every, "answerer": config["answerer"], "embedding": cfg.embedding,
-            "suites": {k: s.manifest.files for k, s in suites.items()}, **extra}
+    return {"dimobench_version": config["dimobench_version"], "code": config["code"], "k": cfg.k,
+            "window_n": cfg.window_n, "stats_every": cfg.stats_every, "answerer": config["answerer"],
+            "embedding": cfg.embedding, "suites": {k: s.manifest.files for k, s in suites.items()}, **extra}
+
+
+_CODE: list[str] = []
+
+
+def code_digest() -> str:
+    """sha256 over the Python sources of ``dimobench`` and ``precomem`` as they are installed: an edited engine,
+    baseline or answerer changes answers under an unchanged version number (an editable install, a patched
+    checkout), so a run records it and refuses to resume or merge across it."""
+    if not _CODE:
+        import hashlib
+
+        import precomem
+
+        h = hashlib.sha256()
+        for pkg in (Path(__file__).resolve().parents[1], Path(precomem.__file__).resolve().parent):
+            for f in sorted(pkg.rglob("*.py")):
+                h.update(f"{pkg.name}/{f.relative_to(pkg).as_posix()}\0".encode())
+                h.update(f.read_bytes())
+        _CODE.append(h.hexdigest())
+    return _CODE[0]
 
 
 def _valid_suite(path: Path) -> Suite:

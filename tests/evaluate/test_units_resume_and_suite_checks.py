@@ -226,3 +226,25 @@ def test_resume_after_the_verifier_was_retrained_is_refused(tmp_path: Path, monk
     monkeypatch.setitem(nli._DIGESTS, "nli_cross_encoder", "0" * 64)  # as if the file had been retrained
     with pytest.raises(ResumeConflict, match="precomem_models"):
         evaluate(cfg, out, resume=True)
+
+
+def test_resume_after_the_code_changed_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An edited engine or baseline changes answers under the same version number: the sources' digest is part of
+    # what a resume must match.
+    from dimobench.api import EvalConfig
+    from dimobench.errors import ResumeConflict
+    from dimobench.evaluate import api
+    from tests.helpers.suites import generate
+
+    suite = generate(tmp_path / "tiny", turns=120, drifts=1, personas=1, seed=5)
+    cfg = EvalConfig(suites=[suite], systems=["precomem", "full"], plots=False, bootstrap=200, embedding="hashing",
+                     jobs=1)
+    out = tmp_path / "o"
+    evaluate = api.evaluate
+    evaluate(cfg, out)
+    recorded = json.loads((out / "report.json").read_text())["config"]["code"]
+    assert recorded == api.code_digest() and len(recorded) == 64
+    evaluate(cfg, out, resume=True)  # same code: resumes
+    monkeypatch.setattr(api, "_CODE", ["0" * 64])  # as if a source file had been edited since
+    with pytest.raises(ResumeConflict, match=r"\(code\)"):
+        evaluate(cfg, out, resume=True)
