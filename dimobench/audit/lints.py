@@ -6,7 +6,8 @@
 - ``city_mismatch``: the user names a catalog city other than their own as where they are ("a cafe near me in
   Lyon", "the gym here in Oslo", "our local market in Pune");
 - ``pronoun_clash``: a person of known gender (the catalog's ``genders``, or a relation such as "sister") is
-  followed in the same sentence by a pronoun of the other gender ("Omar just moved into her new place");
+  followed in the same sentence by a pronoun of the other gender ("Omar just moved into her new place"), or given
+  an occasion of the other gender ("Mandla's hen weekend" for a man);
 - ``time_clash``: a clock time outside the hours a time-of-day word next to it names ("sunrise hike at 19:30");
 - ``money_without_currency``: an amount after a money word with no currency ("I've got 12 in my savings");
 - ``number_reply_mismatch``: the user asks about N of a unit and the reply converts a different number of it
@@ -35,7 +36,7 @@ from __future__ import annotations
 
 import re
 
-from dimobench.catalog import Catalog, in_season, relation_gender, suite_catalog
+from dimobench.catalog import Catalog, in_season, occasion_gender_clash, relation_gender, suite_catalog
 from dimobench.suite.load import Suite
 from dimobench.suite.plan import LatentPlan
 
@@ -106,7 +107,8 @@ def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
                                                                                for m in city_re.finditer(sentence))
                                        for sentence in _SENTENCE.findall(t.user)):
             out["city_mismatch"].append(where)
-        if _pronoun_clash(t.user, genders.get(t.persona_id, {})):
+        if _pronoun_clash(t.user, genders.get(t.persona_id, {})) or occasion_gender_clash(
+                t.user, genders.get(t.persona_id, {})):
             out["pronoun_clash"].append(where)
         if _time_clash(said):
             out["time_clash"].append(where)

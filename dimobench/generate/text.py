@@ -16,7 +16,7 @@ import random
 import re
 from datetime import datetime, timedelta
 
-from dimobench.catalog import MONTHS, Act, Catalog, Exchange, in_season
+from dimobench.catalog import MONTHS, Act, Catalog, Exchange, in_season, occasion_gender_clash
 from dimobench.suite.schema import Persona
 
 _OPENERS = ("Quick one:", "Okay, next thing:", "Random question:", "Hey again.", "One more thing:",
@@ -69,7 +69,8 @@ class Renderer:
         vegan)."""
         said = f"{user} {reply}"
         return ((self.month is None or in_season(said, self.month))
-                and (self.barred is None or not self.barred.search(said)))
+                and (self.barred is None or not self.barred.search(said))
+                and (self.catalog.text_rules != "v3" or not occasion_gender_clash(said, self.catalog.genders)))
 
     def _draw(self, key: str, pool: list[Exchange]) -> Exchange:
         return pool[self._draw_index(key, len(pool))]

@@ -98,6 +98,34 @@ def test_a_gendered_relation_fixes_the_pronoun_of_its_name(suite):
         _found(_plant(s, "Kim called, her car broke down."), cat)["pronoun_clash"] + 1
 
 
+def test_an_occasion_of_the_other_gender_is_a_pronoun_clash(suite):
+    # The blind read of seed 1301 found "Made a group for Mandla's hen weekend" for a man.
+    cat = _catalog()
+    first = suite.personas[0]
+    brother = first.model_copy(update={"entities": [Entity(entity_id="e9", name="Kim", relation="brother")]})
+    s = dataclasses.replace(suite, personas=[brother, *suite.personas[1:]])
+    assert _found(_plant(s, "Made a group chat for Kim's hen weekend."), cat)["pronoun_clash"] == \
+        _found(_plant(s, "Made a group chat for Kim's stag weekend."), cat)["pronoun_clash"] + 1
+
+
+def test_the_renderer_never_gives_a_friend_an_occasion_of_the_other_gender() -> None:
+    import random
+
+    from dimobench.catalog import Exchange, find_catalog, load_catalog
+    from dimobench.catalog import occasion_gender_clash as clash
+    from dimobench.generate.text import Renderer
+
+    cat = load_catalog(str(find_catalog("catalog-v3")))
+    men = [n for n, g in cat.genders.items() if g == "m"][:3]
+    women = [n for n, g in cat.genders.items() if g == "f"][:3]
+    assert clash("Made a group for " + men[0] + "'s hen weekend.", cat.genders)
+    pool = [Exchange(user="Made a group for {friend}'s hen weekend, the {n}th.", assistant="Mute the chat.")]
+    r = Renderer(cat, random.Random(3), "Alex", set(), friends=men + women)
+    r.at("2024-05-04T10:00:00")
+    said = [r.render("hen", pool, n=str(i))[0] for i in range(30)]
+    assert all(any(w + "'s hen" in t for w in women) for t in said), said[:3]
+
+
 def test_a_trait_the_occupation_cannot_hold_and_an_old_student_are_profile_conflicts(suite):
     cat = _catalog()
     needs_desk = cat.topics[0].traits[0].trait_id
