@@ -29,6 +29,9 @@ HOURS: dict[str, tuple[int, int]] = {
     "late evening": (21, 22),
 }
 """The hours (first, last) a ``{time_of_day}`` word covers; a v3 ``{clock}`` is drawn inside them."""
+EVENT_SLOTS = re.compile(r"\{(?:price|clock|month|number)\b")
+"""Slots that make an act's context one occasion with its own values (v3: such a context is told once per
+persona)."""
 LEAD_SHARE = 1 / 3
 """Share of composed turns that open with one of the catalog's leads."""
 _PRONOUNS = {"f": {"he": "she", "them": "her", "their": "her"}, "m": {"he": "he", "them": "him", "their": "his"}}
@@ -51,6 +54,9 @@ class Renderer:
         self.barred: re.Pattern[str] | None = None
         """Words the persona would not say of its own life now (``LatentPlan.barred``): a text saying one, or
         whose reply does, is drawn again."""
+        self._told: set[str] = set()
+        """Act contexts with an occasion's own date, time, price or count (:data:`EVENT_SLOTS`) already told: one
+        told again would give the same occasion other values ("pledged £1,200" then "pledged £600")."""
         self.month: int | None = None
         """The month of the turn being written (catalog v3: ``{month}`` is this month, and a text with a seasonal
         word of other months, :data:`dimobench.catalog.SEASONAL`, is drawn again)."""
@@ -143,7 +149,10 @@ class Renderer:
             values = self._slots({**{k: self.rng.choice(v) for k, v in (parts or {}).items()}, **extra})
             user = " ".join(p for p in (lead, _fill(context, values), _fill(ask.user, values)) if p)
             reply = _fill(ask.assistant, values)
-            if self._fits(user, reply):
+            event = self.catalog.text_rules == "v3" and bool(EVENT_SLOTS.search(context))
+            if not (event and context in self._told) and self._fits(user, reply):
+                if event:
+                    self._told.add(context)
                 break
             spare = spare or ((user, reply) if self._allowed(user, reply) else None)
         else:

@@ -114,6 +114,21 @@ def test_a_clock_falls_inside_its_time_of_day_and_pronouns_follow_the_friend():
             assert first <= int(said.group(2)) <= last, user
 
 
+def test_an_occasion_with_its_own_price_or_month_is_told_once_per_persona():
+    # The blind read of seed 1301 found one drone pledge told as 1,200 and later as 600, one festival in July and
+    # later in August: an act context with such slots is one occasion, so a persona tells it once.
+    asks = [Exchange(user=f"Question {i}?", assistant="Answer.") for i in range(6)]
+    act = Act(context=["I pledged {price} for the drone.", "The festival is this {month}.", "My knee hurts.",
+                       "My back hurts."], asks=asks)
+    r = Renderer(CAT, random.Random(7), "Ana", {"Ana"}, home_city="Leeds")
+    said = []
+    for i in range(12):
+        r.at(f"2024-{3 + i % 6:02d}-10T10:00:00")
+        said.append(r.render_act("k", [act])[0])
+    assert sum("pledged" in u for u in said) == 1 and sum("festival" in u for u in said) == 1, said
+    assert sum("hurts" in u for u in said) == 10
+
+
 def test_the_same_seed_gives_the_same_bytes(tmp_path, suites):
     again = _make(tmp_path / "again", 901)
     first = Path(suites[0].path)
