@@ -20,8 +20,9 @@
 - ``social_circle``: a persona's user turns name more people than its circle holds: besides its recorded
   entities, more first names than ``profile["friends"]`` lists (or any name outside that list), or, without a
   recorded circle, more than the catalog's ``friend_circle`` allows (:data:`DEFAULT_CIRCLE` without one). A name
-  that is also a word of the suite ("Will", "Ivy"), one inside a longer proper noun ("Big Ben") and one said in a
-  single turn only ("a book on Henry VIII") are not counted;
+  that is also a word of the suite ("Will", "Ivy"), one inside a longer proper noun ("Big Ben"), one the
+  catalog's own texts spell out ("How did Henry's break with Rome happen?") and one said in a single turn only
+  ("a book on Henry VIII") are not counted;
 - ``season_clash``: a user turn with a seasonal word (snow, a heatwave, conkers, the clocks going back:
   ``dimobench.catalog.SEASONAL``) in a month it does not fit, by the turn's timestamp;
 - ``state_clash``: a cue or filler turn (or its reply) saying a word that a state the persona holds then
@@ -154,7 +155,7 @@ def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
 def _circle_breaches(suite: Suite, catalog: Catalog) -> list[str]:
     """Personas naming more friends than their circle holds (the ``social_circle`` lint)."""
     words = {w for t in suite.dialogues for text in (t.user, t.assistant) for w in _LOWER.findall(text)}
-    names = {n for n in catalog.first_names if n.lower() not in words}
+    names = {n for n in catalog.first_names if n.lower() not in words} - _literal_names(catalog)
     turns_naming: dict[tuple[str, str], int] = {}
     for t in suite.dialogues:
         for n in _people(t.user, names):
@@ -176,6 +177,22 @@ def _circle_breaches(suite: Suite, catalog: Catalog) -> list[str]:
         if breach:
             out.append(p.persona_id)
     return out
+
+
+def _literal_names(catalog: Catalog) -> set[str]:
+    """First names the catalog's own texts spell out ("How did Henry's break with Rome happen?"): the same in every
+    persona's dialogue, never a person of its circle (a friend comes from a slot)."""
+    found: set[str] = set()
+    stack: list[tuple[object, bool]] = [(catalog.model_dump(), False)]
+    while stack:
+        item, said = stack.pop()  # said: inside what a user says (an exchange's "user", an act's "context")
+        if isinstance(item, dict):
+            stack.extend((v, said or k in ("user", "context")) for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((v, said) for v in item)
+        elif said and isinstance(item, str):
+            found.update(_CAPITAL.findall(_SLOT.sub(" ", item)))
+    return found & set(catalog.first_names)
 
 
 def _people(text: str, names: set[str]) -> set[str]:

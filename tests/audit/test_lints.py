@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from dimobench.audit.lints import KINDS, lints
-from dimobench.catalog import Catalog, load_catalog
+from dimobench.catalog import Catalog, Exchange, load_catalog
 from dimobench.suite.load import Suite, load_suite
 from dimobench.suite.schema import Annotation, Entity
 
@@ -196,6 +196,14 @@ def test_naming_a_friend_outside_the_persona_circle_breaks_the_social_circle(sui
     # the Union Jack is a flag and Big Ben a bell: a first name inside a proper noun is nobody
     assert p.persona_id not in lints(_plant(clean, "Why is it called Big Ben and not the Union Jack?"),
                                      cat)["social_circle"]
+    # a name the catalog's own user texts spell out is the same in every dialogue, never a friend (seed 1316:
+    # "How did Henry's break with Rome happen?" three times); the same name from nowhere is a stranger
+    henry = "How did {name}'s break with Rome actually happen?"
+    tudor = cat.model_copy(update={"first_names": [*cat.first_names, "Henry", "Harold"], "filler": [
+        *cat.filler, Exchange(user=henry.format(name="Henry"), assistant="The annulment.")]})
+    for name, counted in (("Henry", False), ("Harold", True)):
+        twice = _plant_at(_plant(clean, henry.format(name=name)), 11, henry.format(name=name))
+        assert (p.persona_id in lints(twice, tudor)["social_circle"]) is counted, name
 
 
 def test_a_seasonal_word_out_of_its_months_is_a_season_clash(suite):
