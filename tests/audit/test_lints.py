@@ -89,23 +89,17 @@ def test_a_planted_text_error_fires_its_lint_and_a_clean_twin_does_not(suite, ki
     assert after[kind] == before[kind] + 1, (kind, before, after)
 
 
-def test_a_gendered_relation_fixes_the_pronoun_of_its_name(suite):
+@pytest.mark.parametrize(("relation", "bad", "good"), [
+    ("sister", "Kim called, his car broke down.", "Kim called, her car broke down."),
+    # an occasion of the other gender (the blind read of seed 1301: "Mandla's hen weekend" for a man)
+    ("brother", "Made a group chat for Kim's hen weekend.", "Made a group chat for Kim's stag weekend."),
+])
+def test_a_gendered_relation_fixes_the_pronoun_and_occasions_of_its_name(suite, relation, bad, good):
     cat = _catalog()
     first = suite.personas[0]
-    sister = first.model_copy(update={"entities": [Entity(entity_id="e9", name="Kim", relation="sister")]})
-    s = dataclasses.replace(suite, personas=[sister, *suite.personas[1:]])
-    assert _found(_plant(s, "Kim called, his car broke down."), cat)["pronoun_clash"] == \
-        _found(_plant(s, "Kim called, her car broke down."), cat)["pronoun_clash"] + 1
-
-
-def test_an_occasion_of_the_other_gender_is_a_pronoun_clash(suite):
-    # The blind read of seed 1301 found "Made a group for Mandla's hen weekend" for a man.
-    cat = _catalog()
-    first = suite.personas[0]
-    brother = first.model_copy(update={"entities": [Entity(entity_id="e9", name="Kim", relation="brother")]})
-    s = dataclasses.replace(suite, personas=[brother, *suite.personas[1:]])
-    assert _found(_plant(s, "Made a group chat for Kim's hen weekend."), cat)["pronoun_clash"] == \
-        _found(_plant(s, "Made a group chat for Kim's stag weekend."), cat)["pronoun_clash"] + 1
+    kin = first.model_copy(update={"entities": [Entity(entity_id="e9", name="Kim", relation=relation)]})
+    s = dataclasses.replace(suite, personas=[kin, *suite.personas[1:]])
+    assert _found(_plant(s, bad), cat)["pronoun_clash"] == _found(_plant(s, good), cat)["pronoun_clash"] + 1
 
 
 def test_the_renderer_never_gives_a_friend_an_occasion_of_the_other_gender() -> None:
