@@ -140,8 +140,9 @@ def _from_snapshot_list(
     cls: type[PreCoMem], items: list[dict[str, Any]], config: PreCoMemConfig | None, agents: SubAgents | None
 ) -> PreCoMem:
     """Approximate reload from the readable snapshot: texts are re-encoded, and each confidence is the one the
-    snapshot took at its ``as_of_turn`` (decay up to that turn included, so the clock restarts there; a
-    snapshot written before ``as_of_turn`` existed restarts it at the last support). What the snapshot does not
+    snapshot took at its ``as_of_turn`` (a decaying hypothesis's clock restarts there, its decay so far being in
+    the confidence; facts and protected events age from their last support; a snapshot written before
+    ``as_of_turn`` existed restarts every clock at the last support). What the snapshot does not
     hold is lost: how far partial support had wound each clock back, and rival rounds lost since the last
     support (use :meth:`PreCoMem.state` for an exact reload)."""
     from precomem.encoders import tokenize
@@ -171,7 +172,11 @@ def _from_snapshot_list(
             protected=bool(it.get("protected", False)),
             topic=topic,
         )
-        store.last[r] = int(it.get("as_of_turn", it["last_support_turn"]))
+        # A decaying hypothesis's confidence already holds its decay up to as_of_turn, so its clock restarts
+        # there; a fact or a protected event keeps its stored confidence and ages from its last support (what
+        # ``event_half_life`` reads).
+        decays = it["kind"] != "fact" and not bool(it.get("protected", False))
+        store.last[r] = int(it.get("as_of_turn", it["last_support_turn"])) if decays else int(it["last_support_turn"])
         store.deprecated[r] = bool(it.get("deprecated", False))
     store.next_id = 1 + max(int(str(it["id"]).lstrip("b") or 0) for it in items)
     mem.turn = max(int(it.get("as_of_turn", it["last_support_turn"])) for it in items)

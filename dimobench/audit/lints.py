@@ -183,6 +183,7 @@ def _literal_names(catalog: Catalog) -> set[str]:
     """First names the catalog's own texts spell out ("How did Henry's break with Rome happen?"): the same in every
     persona's dialogue, never a person of its circle (a friend comes from a slot)."""
     found: set[str] = set()
+    names = set(catalog.first_names)
     stack: list[tuple[object, bool]] = [(catalog.model_dump(), False)]
     while stack:
         item, said = stack.pop()  # said: inside what a user says (an exchange's "user", an act's "context")
@@ -191,8 +192,8 @@ def _literal_names(catalog: Catalog) -> set[str]:
         elif isinstance(item, list):
             stack.extend((v, said) for v in item)
         elif said and isinstance(item, str):
-            found.update(_CAPITAL.findall(_SLOT.sub(" ", item)))
-    return found & set(catalog.first_names)
+            found |= _people(_SLOT.sub("someone", item), names)  # "Sarah Vaughan's Misty" names no Sarah
+    return found
 
 
 def _people(text: str, names: set[str]) -> set[str]:

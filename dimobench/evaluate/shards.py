@@ -120,7 +120,7 @@ def _same_run(folder: Path, m: ShardMarker, ref_folder: Path, ref: ShardMarker) 
     if m.count != ref.count:
         differ.insert(0, "shard count")
     if m.fingerprint != ref.fingerprint and not differ:
-        differ.append("suite files or settings")
+        differ.append("suite files, settings or code")
     if differ:
         raise ShardError(f"{folder}: not a shard of the same evaluation as {ref_folder} "
                          f"(differs in {', '.join(differ)})")

@@ -137,7 +137,7 @@ class Renderer:
         """Compose one turn from ``acts``: maybe a lead, one act's context, then one of its asks; the reply is
         the ask's. ``parts`` fill the state's own slots; ``leads``, when given, are the only openers and one is
         always used. Retries so the user text is new for this persona."""
-        spare: tuple[str, str] | None = None
+        spare: tuple[str, str, str, bool] | None = None  # (user, reply, the occasion it tells or "", told before)
         for _ in range(12):
             act = acts[self._draw_index(key, len(acts))]
             context, ask = self.rng.choice(act.context), self.rng.choice(act.asks)
@@ -150,15 +150,22 @@ class Renderer:
             user = " ".join(p for p in (lead, _fill(context, values), _fill(ask.user, values)) if p)
             reply = _fill(ask.assistant, values)
             event = self.catalog.text_rules == "v3" and bool(EVENT_SLOTS.search(context))
-            if not (event and context in self._told) and self._fits(user, reply):
+            retold = event and context in self._told
+            if not retold and self._fits(user, reply):
                 if event:
                     self._told.add(context)
                 break
-            spare = spare or ((user, reply) if self._allowed(user, reply) else None)
+            if (spare is None or spare[3]) and (spare is None or not retold) and self._allowed(user, reply):
+                # the first allowed draw, replaced once by one that tells no occasion again
+                spare = (user, reply, context if event else "", retold)
         else:
-            # every draw was said before or not allowed now: reopen the first allowed one (v3 catalogs only
-            # compose acts, so the older suites' bytes do not depend on this)
-            user, reply = spare or (user, reply)
+            # every draw was said before or not allowed now: reopen the spare (an occasion told again only if
+            # nothing else was allowed; v3 catalogs only compose acts, so the older suites' bytes do not depend
+            # on this)
+            if spare is not None:
+                user, reply, told, _ = spare
+                if told:
+                    self._told.add(told)
             user = self._reopen(user)
         self.used_user.add(user)
         return user, reply

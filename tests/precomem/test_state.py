@@ -75,3 +75,17 @@ def test_snapshot_list_reload_keeps_confidences_and_turn(make_mem: Callable[...,
     clone = PreCoMem.from_snapshot(json.loads(json.dumps(snap)), mem.config)
     assert clone.turn == mem.turn
     assert [(b["id"], b["confidence"]) for b in clone.snapshot()] == [(b["id"], b["confidence"]) for b in snap]
+
+
+def test_snapshot_list_reload_keeps_a_protected_events_age(make_mem: Callable[..., PreCoMem]) -> None:
+    # A protected event never decays; its age since the last support is what ``event_half_life`` reads, so a
+    # reload must not make an old occasion young again.
+    mem = make_mem(event_half_life=5.0)
+    for i, t in enumerate(["I went to a pottery class yesterday and loved it.", *UNRELATED[:6]], start=1):
+        mem.observe(t, turn=i)
+    rows = [r for r in mem.store.live_rows().tolist() if mem.store.protected[r]]
+    assert rows and mem.store.age(mem.turn)[rows[0]] >= 5
+    clone = PreCoMem.from_snapshot(json.loads(json.dumps(mem.snapshot())), mem.config)
+    twin = clone.store.row_of[mem.store.meta[rows[0]].id]
+    # partial support that wound the clock back is not in the snapshot: the age is counted from the last support
+    assert abs(clone.store.age(clone.turn)[twin] - mem.store.age(mem.turn)[rows[0]]) < 1.0
