@@ -25,6 +25,7 @@ from dimobench.catalog_patterns import (  # noqa: F401  (re-exported: the catalo
     SLOT_SPAN,
     barred_pattern,
     in_season,
+    occasion_gender_clash,
     template_pattern,
 )
 from dimobench.resources import resource_dir
@@ -63,20 +64,6 @@ def relation_gender(relation: str) -> str | None:
     """``f`` or ``m`` when a relation ("sister", "brother-in-law") fixes its person's gender, else None."""
     words = set(relation.lower().replace("-", " ").split())
     return "f" if words & FEMALE_RELATIONS else "m" if words & MALE_RELATIONS else None
-
-_GENDERED_OCCASION = re.compile(r"\b([A-Z][a-z]+)'s (hen|stag|bachelorette|bachelor) (?:do|party|night|weekend)\b")
-_OCCASION_GENDER = {"hen": "f", "bachelorette": "f", "stag": "m", "bachelor": "m"}
-
-
-def occasion_gender_clash(text: str, genders: dict[str, str]) -> bool:
-    """True when ``text`` gives a person of known gender (``genders``: first name, any case, -> ``f`` / ``m``) an
-    occasion only the other gender has ("Mandla's hen weekend" for a man, "Ana's stag do" for a woman)."""
-    for m in _GENDERED_OCCASION.finditer(text):
-        gender = genders.get(m.group(1)) or genders.get(m.group(1).lower())
-        if gender and gender != _OCCASION_GENDER[m.group(2)]:
-            return True
-    return False
-
 
 EXPLICIT_CHANGE: tuple[str, ...] = (
     " anymore", " nowadays", " used to ", " no longer ", " changed ", "i've become", "i have become",

@@ -1,6 +1,6 @@
-"""Text patterns the catalog's rules share: the months a seasonal word fits, the words a state bars, and a
-template with its slots as wildcards. Kept apart from :mod:`dimobench.catalog` (which re-exports them) so that
-module stays readable in one sitting."""
+"""Text patterns the catalog's rules share: the months a seasonal word fits, the words a state bars, a
+template with its slots as wildcards, and occasions only one gender has. Kept apart from
+:mod:`dimobench.catalog` (which re-exports them) so that module stays readable in one sitting."""
 
 from __future__ import annotations
 
@@ -62,3 +62,17 @@ def template_pattern(template: str) -> tuple[str, re.Pattern[str]]:
         if slot is not None:
             out.append(".{1,%d}?" % SLOT_SPAN)
     return max(pieces, key=len).lower(), re.compile("".join(out), re.IGNORECASE)
+
+
+_GENDERED_OCCASION = re.compile(r"\b([A-Z][a-z]+)'s (hen|stag|bachelorette|bachelor) (?:do|party|night|weekend)\b")
+_OCCASION_GENDER = {"hen": "f", "bachelorette": "f", "stag": "m", "bachelor": "m"}
+
+
+def occasion_gender_clash(text: str, genders: dict[str, str]) -> bool:
+    """True when ``text`` gives a person of known gender (``genders``: first name, any case, -> ``f`` / ``m``) an
+    occasion only the other gender has ("Mandla's hen weekend" for a man, "Ana's stag do" for a woman)."""
+    for m in _GENDERED_OCCASION.finditer(text):
+        gender = genders.get(m.group(1)) or genders.get(m.group(1).lower())
+        if gender and gender != _OCCASION_GENDER[m.group(2)]:
+            return True
+    return False
