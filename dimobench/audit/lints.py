@@ -108,8 +108,8 @@ def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
                                                                                for m in city_re.finditer(sentence))
                                        for sentence in _SENTENCE.findall(t.user)):
             out["city_mismatch"].append(where)
-        if _pronoun_clash(t.user, genders.get(t.persona_id, {})) or occasion_gender_clash(
-                t.user, genders.get(t.persona_id, {})):
+        gendered = genders.get(t.persona_id, {})
+        if _pronoun_clash(t.user, gendered) or occasion_gender_clash(t.user, gendered):
             out["pronoun_clash"].append(where)
         if _time_clash(said):
             out["time_clash"].append(where)

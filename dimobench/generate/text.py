@@ -155,7 +155,7 @@ class Renderer:
                 if event:
                     self._told.add(context)
                 break
-            if (spare is None or spare[3]) and (spare is None or not retold) and self._allowed(user, reply):
+            if self._allowed(user, reply) and (spare is None or (spare[3] and not retold)):
                 # the first allowed draw, replaced once by one that tells no occasion again
                 spare = (user, reply, context if event else "", retold)
         else:
