@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import string
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -20,12 +18,19 @@ from typing import Literal
 from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from dimobench.catalog_patterns import (  # noqa: F401  (re-exported: the catalog's text rules)
+    EVENT_SLOTS,
     MONTHS,
     SEASONAL,
     SLOT_SPAN,
+    STOP_WORDS,
     barred_pattern,
+    content_words,
     in_season,
     occasion_gender_clash,
+    slot_names,
+    slot_specs,
+    stem,
+    stemmed_words,
     template_pattern,
 )
 from dimobench.resources import resource_dir
@@ -42,16 +47,6 @@ the persona's city; the pronouns of ``{friend}`` from the catalog's recorded gen
 
 CONFOUNDER_SLOTS: frozenset[str] = frozenset({"relation", "entity", "habit"})
 """Extra slots for entity-confounder and temporal-decoy templates."""
-
-STOP_WORDS: frozenset[str] = frozenset(
-    """a about above after again against all am an and any are as at be because been before being below
-    between both but by can could did do does doing down during each few for from further had has have having
-    he her here hers herself him himself his how i if in into is it its itself just me more most my myself no
-    nor not now of off on once only or other our ours ourselves out over own same she should so some such than
-    that the their theirs them themselves then there these they this those through to too under until up very
-    was we were what when where which while who whom why will with would you your yours yourself yourselves
-    least lot lots many much one ones get gets got usually often really""".split()
-)
 
 FEMALE_RELATIONS = frozenset("sister mum mom mother aunt grandmother grandma daughter wife niece stepsister "
                              "girlfriend".split())
@@ -118,6 +113,9 @@ class StateEntry(BaseModel):
     """Composed cues (catalogs from v3 on); a state has :data:`MIN_FIXED_CUES` cues or :data:`MIN_ACTS` acts."""
     parts: dict[str, list[str]] = {}
     """Typed parts only this state's acts use, ``{part}`` in a template (objects, places, companions, ...)."""
+    fixed_parts: list[str] = []
+    """Parts that name something of the persona's own life (their child, partner, workplace, the language they
+    learn): drawn once per persona and kept, so a toddler is not "our son" one week and "our daughter" the next."""
     excludes: list[str] = []
     """Words a user in this state would not say of their own present life (a vegan's "cheese", a teetotaller's
     "pint"; catalogs from v3 on): while a persona holds the state, its other traits' cues and its fillers are
@@ -265,9 +263,10 @@ class Catalog(BaseModel):
 
 
 _V3_DEFAULTS: dict[str, object] = {
-    "acts": [], "parts": {}, "requires": [], "min_age": 0, "leads": [], "trial_leads": [], "filler_acts": [],
-    "text_rules": "v1", "genders": {}, "currencies": {}, "occupation_tags": {}, "price_scale": {}, "home_cities": [],
-    "excludes_relations": [], "friend_circle": [], "relation_max_age": {}, "price_bands": {}, "excludes": [],
+    "acts": [], "parts": {}, "fixed_parts": [], "requires": [], "min_age": 0, "leads": [], "trial_leads": [],
+    "filler_acts": [], "text_rules": "v1", "genders": {}, "currencies": {}, "occupation_tags": {}, "price_scale": {},
+    "home_cities": [], "excludes_relations": [], "friend_circle": [], "relation_max_age": {}, "price_bands": {},
+    "excludes": [],
 }
 
 
@@ -277,48 +276,6 @@ def _drop_unset_v3(value: object) -> object:
     if isinstance(value, list):
         return [_drop_unset_v3(v) for v in value]
     return value
-
-
-_WORD = re.compile(r"[a-z']+")
-
-
-def content_words(text: str) -> set[str]:
-    """Lower-cased words of ``text`` that are not stop words or slot names (apostrophe forms are split off)."""
-    words = set()
-    for w in _WORD.findall(text.lower()):
-        w = w.strip("'")
-        if w.endswith("'s"):
-            w = w[:-2]
-        if len(w) > 2 and w not in STOP_WORDS:
-            words.add(w)
-    return words
-
-
-_SUFFIXES = ("ings", "ing", "ies", "ied", "ers", "er", "es", "ed", "s")
-
-
-def stem(word: str) -> str:
-    """A crude suffix strip, so that 'hiking' and 'hikes' meet (the validity rules and the audit share it)."""
-    for suf in _SUFFIXES:
-        if len(word) > len(suf) + 3 and word.endswith(suf):
-            return word[: -len(suf)]
-    return word
-
-
-@lru_cache(maxsize=1 << 16)
-def stemmed_words(text: str) -> frozenset[str]:
-    """Stemmed content words of ``text`` (cached: the question maker asks about the same option texts often)."""
-    return frozenset(stem(w) for w in content_words(text))
-
-
-def slot_names(template: str) -> set[str]:
-    """Names of the ``{slots}`` a template uses."""
-    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
-
-
-def slot_specs(template: str) -> set[tuple[str, str]]:
-    """``(slot, format spec)`` of every ``{slot:spec}`` a template uses (``{price:small}``)."""
-    return {(name, spec) for _, name, spec, _ in string.Formatter().parse(template) if name and spec}
 
 
 def _load_json(path: Path) -> object:

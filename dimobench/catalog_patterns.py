@@ -1,6 +1,6 @@
-"""Text patterns the catalog's rules share: the months a seasonal word fits, the words a state bars, a
-template with its slots as wildcards, and occasions only one gender has. Kept apart from
-:mod:`dimobench.catalog` (which re-exports them) so that module stays readable in one sitting."""
+"""Text patterns the catalog's rules share: content words and stems, slot names, the months a seasonal word
+fits, the words a state bars, a template with its slots as wildcards, and occasions only one gender has. Kept
+apart from :mod:`dimobench.catalog` (which re-exports them) so that module stays readable in one sitting."""
 
 from __future__ import annotations
 
@@ -76,3 +76,61 @@ def occasion_gender_clash(text: str, genders: dict[str, str]) -> bool:
         if gender and gender != _OCCASION_GENDER[m.group(2)]:
             return True
     return False
+
+
+STOP_WORDS: frozenset[str] = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have having
+    he her here hers herself him himself his how i if in into is it its itself just me more most my myself no
+    nor not now of off on once only or other our ours ourselves out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too under until up very
+    was we were what when where which while who whom why will with would you your yours yourself yourselves
+    least lot lots many much one ones get gets got usually often really""".split()
+)
+
+
+_WORD = re.compile(r"[a-z']+")
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased words of ``text`` that are not stop words or slot names (apostrophe forms are split off)."""
+    words = set()
+    for w in _WORD.findall(text.lower()):
+        w = w.strip("'")
+        if w.endswith("'s"):
+            w = w[:-2]
+        if len(w) > 2 and w not in STOP_WORDS:
+            words.add(w)
+    return words
+
+
+_SUFFIXES = ("ings", "ing", "ies", "ied", "ers", "er", "es", "ed", "s")
+
+
+def stem(word: str) -> str:
+    """A crude suffix strip, so that 'hiking' and 'hikes' meet (the validity rules and the audit share it)."""
+    for suf in _SUFFIXES:
+        if len(word) > len(suf) + 3 and word.endswith(suf):
+            return word[: -len(suf)]
+    return word
+
+
+@lru_cache(maxsize=1 << 16)
+def stemmed_words(text: str) -> frozenset[str]:
+    """Stemmed content words of ``text`` (cached: the question maker asks about the same option texts often)."""
+    return frozenset(stem(w) for w in content_words(text))
+
+
+def slot_names(template: str) -> set[str]:
+    """Names of the ``{slots}`` a template uses."""
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def slot_specs(template: str) -> set[tuple[str, str]]:
+    """``(slot, format spec)`` of every ``{slot:spec}`` a template uses (``{price:small}``)."""
+    return {(name, spec) for _, name, spec, _ in string.Formatter().parse(template) if name and spec}
+
+
+EVENT_SLOTS = re.compile(r"\{(?:price|clock|month|number|weekday|friend2?)\b")
+"""Slots that make an act's context one occasion with its own values, told once per persona (v3): the wake "on
+{weekday}" is not on Monday one week and on Tuesday the next, the snorkel masks are bought for one {friend}."""

@@ -48,6 +48,12 @@ def _lists_of(root: str) -> dict[str, frozenset[str]]:
     return {k: frozenset(v) for k, v in found.items()}
 
 
+def state_key(it: Item, i: int) -> str:
+    """The trait state option ``i`` stands for, as one key (``-`` when it stands for none)."""
+    state = it.states[i] if i < len(it.states) else None
+    return f"{it.qa.trait_id}:{state}" if state else "-"
+
+
 def signature(text: str) -> str:
     """Where an option text sits in the shipped data, as one key (``absent`` when nowhere)."""
     return "+".join(sorted(shipped_lists().get(norm(text), frozenset()))) or "absent"
@@ -167,12 +173,13 @@ class Combined(Attack):
     """
 
     name = "combined"
-    describe = "logistic regression on all no-context signals (text prior, shipped lists, length, position, " \
-               "question and profile similarity)"
+    describe = "logistic regression on all no-context signals (text and state priors, shipped lists, length, " \
+               "position, question and profile similarity)"
 
     def __init__(self) -> None:
         self.text = Rates(lambda it, i: norm(it.options[i]))
         self.sig = Rates(lambda it, i: signature(it.options[i]))
+        self.state = Rates(state_key)
         self.model: object | None = None
 
     def _row(self, it: Item, i: int) -> list[float]:
@@ -181,6 +188,7 @@ class Combined(Attack):
         spread = (max(lengths) - min(lengths)) or 1
         n = len(it.options)
         return [math.log(self.text.rate(it, i) * n), math.log(self.sig.rate(it, i) * n),
+                math.log(self.state.rate(it, i) * n),
                 (lengths[i] - mean_len) / spread, question_similarity(it, i), profile_similarity(it, i),
                 *[float(i == p) for p in range(4)]]
 
@@ -188,10 +196,11 @@ class Combined(Attack):
         """Fit the regression; each row's rates leave out its own persona's items."""
         from sklearn.linear_model import LogisticRegression
 
-        self.text, self.sig, self.model = Rates(self.text.key), Rates(self.sig.key), None
+        self.text, self.sig, self.state, self.model = Rates(self.text.key), Rates(self.sig.key), Rates(state_key), None
+        tables = (self.text, self.sig, self.state)
         for it in train:
-            self.text.add(it)
-            self.sig.add(it)
+            for table in tables:
+                table.add(it)
         by_persona: dict[tuple[str, str], list[Item]] = defaultdict(list)
         for it in train:
             by_persona[(it.suite, it.persona_id)].append(it)
@@ -199,15 +208,15 @@ class Combined(Attack):
         labels: list[int] = []
         for group in by_persona.values():
             for it in group:
-                self.text.add(it, -1)
-                self.sig.add(it, -1)
+                for table in tables:
+                    table.add(it, -1)
             for it in group:
                 for i in range(len(it.options)):
                     rows.append(self._row(it, i))
                     labels.append(int(i == it.gold))
             for it in group:
-                self.text.add(it)
-                self.sig.add(it)
+                for table in tables:
+                    table.add(it)
         if len(set(labels)) == 2:
             self.model = LogisticRegression(max_iter=1000).fit(rows, labels)
 
@@ -227,6 +236,8 @@ def attacks() -> list[Attack]:
                    lambda it, i: norm(it.options[i])),
         RateAttack("shipped_lists", "gold rate of the package lists an option text sits in (answers, "
                    "recommendations, distractors, conflicts)", lambda it, i: signature(it.options[i])),
+        RateAttack("state_prior", "how often each trait state was the answer in training (suites from a catalog)",
+                   state_key),
         RateAttack("position", "gold rate of each option position", lambda it, i: str(i)),
         DirectedAttack("length", "longest (or shortest) option", length),
         DirectedAttack("question_similarity", "option closest to (or furthest from) the question's words",

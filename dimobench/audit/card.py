@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from dimobench.suite.card import noise_note
+
 DEFAULT_GATES = {"no_context": 0.30, "bow_window": 0.35, "recent_mention": 0.35, "bow_window_inverse": 0.35,
                  "recent_mention_inverse": 0.35, "flagged_items": 0, "lint_findings": 0}
 """Upper bounds: the strongest no-context attack, each shortcut baseline, flagged items, text lints."""
@@ -103,10 +105,13 @@ def markdown(report: AuditReport) -> str:
              f"(chance {_pct(report.chance)}); attacks trained on "
              f"{', '.join(report.train) if report.train else 'the other personas (leave-one-persona-out)'}.", "",
              "| gate | measured | limit | |", "|---|---|---|---|"]
+    best = report.strongest
+    note = noise_note(best.accuracy if best else None, report.strongest_null_p95, report.passed)
     for g in report.gates:
         counted = g.name.endswith(("items", "findings"))
         shown = "n/a" if g.value is None else (f"{g.value:.0f}" if counted else _pct(g.value))
         lines.append(f"| {g.name} | {shown} | {g.limit:g} | {'ok' if g.passed else '**FAIL**'} |")
+    lines += ["", note] if note else []
     lines += ["", "## No-context attacks (never read the dialogue)", "",
               "Null p95: what the attack scores at most, 95 times in 100, when each persona's held states are "
               "relabelled at random, i.e. on a suite of this shape with no leak. The strongest of them all: "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -79,9 +80,13 @@ def audit_suites(paths: Sequence[str | Path], train: Sequence[str | Path] = (), 
     suites: list[tuple[str, Suite]] = list(zip(_keys(test_paths), (load_suite(p) for p in test_paths), strict=True))
     trained: list[tuple[str, Suite]] = [(f"train:{k}", load_suite(p))
                                         for k, p in zip(_keys(train_paths), train_paths, strict=True)]
-    items: list[Item] = items_of(suites)
-    train_items = items_of(trained) if trained else None
-    states = option_states(suites, items)
+    states = option_states(suites, items_of(suites))
+    items = [dataclasses.replace(it, states=tuple(st)) for it, st in zip(items_of(suites), states, strict=True)]
+    train_items = None
+    if trained:
+        bare = items_of(trained)
+        train_items = [dataclasses.replace(it, states=tuple(st))
+                       for it, st in zip(bare, option_states(trained, bare), strict=True)]
     runs = [_attack_score(a, items, train_items, states) for a in attacks()]
     scored = [score for score, _ in runs]
     strongest = max((s for s in scored if s.accuracy is not None), key=lambda s: s.accuracy or 0.0, default=None)

@@ -26,6 +26,9 @@ class Item:
     persona_id: str
     qa: QAItem
     persona: Persona | None
+    states: tuple[str | None, ...] = ()
+    """The trait state each option stands for in the suite's catalog (None: a distractor or no catalog; empty
+    until :func:`dimobench.audit.check.option_states` fills it)."""
 
     @property
     def gold(self) -> int:

@@ -27,7 +27,12 @@
   ``dimobench.catalog.SEASONAL``) in a month it does not fit, by the turn's timestamp;
 - ``state_clash``: a cue or filler turn (or its reply) saying a word that a state the persona holds then
   excludes (``StateEntry.excludes``: cheese from a vegan, a pint from a teetotaller), the cue's own trait and a
-  trait in mid-drift aside (``LatentPlan.barred``).
+  trait in mid-drift aside (``LatentPlan.barred``);
+- ``occasion_retold``: one occasion (an act context with a day, time, month, price, count or friend of its own:
+  ``dimobench.catalog.EVENT_SLOTS``) told in a second turn of the same persona ("my great-uncle's wake is on
+  Monday", later "... on Tuesday");
+- ``part_clash``: a persona's turns name two values of one fixed part (``StateEntry.fixed_parts``): "our son"
+  and, later, "our daughter" for the one toddler.
 
 ``profile_conflict`` also covers the household table: a recorded relation that one of the persona's traits
 excludes (``TraitEntry.excludes_relations``) or that the persona is too old to have (``relation_max_age``).
@@ -37,9 +42,18 @@ from __future__ import annotations
 
 import re
 
-from dimobench.catalog import Catalog, in_season, occasion_gender_clash, relation_gender, suite_catalog
+from dimobench.catalog import (
+    EVENT_SLOTS,
+    Catalog,
+    in_season,
+    occasion_gender_clash,
+    relation_gender,
+    suite_catalog,
+    template_pattern,
+)
 from dimobench.suite.load import Suite
 from dimobench.suite.plan import LatentPlan
+from dimobench.suite.schema import Turn
 
 _SLOT = re.compile(r"\{[a-z_0-9]+(?::[a-z]+)?\}")
 _HOME = ("here in ", "i live in ", "back home in ", "living in ", "home in ")
@@ -71,7 +85,7 @@ _SAME_UNIT = {"mile": "mile", "miles": "mile", "km": "km", "kilometre": "km", "k
 
 KINDS = ("unfilled_slot", "foreign_home_city", "city_mismatch", "pronoun_clash", "time_clash",
          "money_without_currency", "number_reply_mismatch", "profile_conflict", "decoy_timeline", "social_circle",
-         "season_clash", "state_clash")
+         "season_clash", "state_clash", "occasion_retold", "part_clash")
 DEFAULT_CIRCLE = 8
 """Most friends (people besides its recorded entities) a persona may name when neither it nor the catalog
 records a circle."""
@@ -146,10 +160,47 @@ def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
         if (needs - tags) or student_too_old or too_young or bad_relation:
             out["profile_conflict"].append(p.persona_id)
     out["social_circle"] = _circle_breaches(suite, catalog)
+    own_turns = [t for t in suite.dialogues if t.annotation is None or t.annotation.kind in ("cue", "filler")]
+    out["occasion_retold"] = _retold(own_turns, catalog)
+    out["part_clash"] = _part_clashes(own_turns, catalog)
     for q in suite.qa:
         if _SLOT.search(q.question) or any(_SLOT.search(o) for o in q.options):
             out["unfilled_slot"].append(q.qa_id)
     return out
+
+
+def _retold(turns: list[Turn], catalog: Catalog) -> list[str]:
+    """Second and later turns of a persona that tell an occasion it told before (the ``occasion_retold`` lint)."""
+    if catalog.text_rules != "v3":
+        return []
+    contexts = sorted({c for tp in catalog.topics for tr in tp.traits for st in tr.states for a in st.acts
+                       for c in a.context if EVENT_SLOTS.search(c)}
+                      | {c for a in catalog.filler_acts for c in a.context if EVENT_SLOTS.search(c)})
+    patterns = [template_pattern(c) for c in contexts]
+    told: set[tuple[str, int]] = set()
+    found = []
+    for t in turns:
+        said = t.user.lower()
+        for n, (literal, pattern) in enumerate(patterns):
+            if literal in said and pattern.search(t.user):
+                if (t.persona_id, n) in told:
+                    found.append(f"{t.persona_id}:{t.turn}")
+                told.add((t.persona_id, n))
+    return found
+
+
+def _part_clashes(turns: list[Turn], catalog: Catalog) -> list[str]:
+    """Turns naming another value of a fixed part than the persona's earlier turns did (``part_clash``)."""
+    groups = [[re.compile(rf"\b{re.escape(v)}\b", re.IGNORECASE) for v in st.parts[name]]
+              for tp in catalog.topics for tr in tp.traits for st in tr.states for name in st.fixed_parts]
+    first: dict[tuple[str, int], int] = {}
+    found = []
+    for t in turns:
+        for g, values in enumerate(groups):
+            said = [n for n, v in enumerate(values) if v.search(t.user)]
+            if said and first.setdefault((t.persona_id, g), said[0]) not in said:
+                found.append(f"{t.persona_id}:{t.turn}")
+    return found
 
 
 def _circle_breaches(suite: Suite, catalog: Catalog) -> list[str]:

@@ -8,6 +8,7 @@ from typing import Any, cast
 from rich.console import Console
 from rich.table import Table
 
+from dimobench.suite.card import noise_note
 from dimobench.suite.schema import Manifest
 
 
@@ -46,6 +47,9 @@ def print_generate_summary(console: Console, out: Path, manifest: Manifest, veri
         console.print(f"validity audit: {'PASS' if audit.get('passed') else 'FAIL'}; strongest no-context attack "
                       f"{best.get('name')} {best.get('accuracy')} (chance {audit.get('chance')}), {shortcuts}, "
                       f"{audit.get('flagged_items')} flagged item(s); card in {out}/README.md")
+        note = noise_note(best.get("accuracy"), best.get("null_p95"), audit.get("passed"))
+        if note:
+            console.print(note)
     console.print(f"next: dimobench validate {out}")
 
 

@@ -16,7 +16,7 @@ import random
 import re
 from datetime import datetime, timedelta
 
-from dimobench.catalog import MONTHS, Act, Catalog, Exchange, in_season, occasion_gender_clash
+from dimobench.catalog import EVENT_SLOTS, MONTHS, Act, Catalog, Exchange, in_season, occasion_gender_clash
 from dimobench.suite.schema import Persona
 
 _OPENERS = ("Quick one:", "Okay, next thing:", "Random question:", "Hey again.", "One more thing:",
@@ -29,9 +29,6 @@ HOURS: dict[str, tuple[int, int]] = {
     "late evening": (21, 22),
 }
 """The hours (first, last) a ``{time_of_day}`` word covers; a v3 ``{clock}`` is drawn inside them."""
-EVENT_SLOTS = re.compile(r"\{(?:price|clock|month|number)\b")
-"""Slots that make an act's context one occasion with its own values (v3: such a context is told once per
-persona)."""
 LEAD_SHARE = 1 / 3
 """Share of composed turns that open with one of the catalog's leads."""
 _PRONOUNS = {"f": {"he": "she", "them": "her", "their": "her"}, "m": {"he": "he", "them": "him", "their": "his"}}
@@ -57,6 +54,8 @@ class Renderer:
         self._told: set[str] = set()
         """Act contexts with an occasion's own date, time, price or count (:data:`EVENT_SLOTS`) already told: one
         told again would give the same occasion other values ("pledged £1,200" then "pledged £600")."""
+        self._kept: dict[str, str] = {}
+        """Fixed parts (``StateEntry.fixed_parts``) as first drawn for this persona: part name -> value."""
         self.month: int | None = None
         """The month of the turn being written (catalog v3: ``{month}`` is this month, and a text with a seasonal
         word of other months, :data:`dimobench.catalog.SEASONAL`, is drawn again)."""
@@ -133,20 +132,29 @@ class Renderer:
 
 
     def render_act(self, key: str, acts: list[Act], parts: dict[str, list[str]] | None = None,
-                   leads: list[str] | None = None, **extra: str) -> tuple[str, str]:
+                   leads: list[str] | None = None, fixed: list[str] | None = None, **extra: str) -> tuple[str, str]:
         """Compose one turn from ``acts``: maybe a lead, one act's context, then one of its asks; the reply is
-        the ask's. ``parts`` fill the state's own slots; ``leads``, when given, are the only openers and one is
-        always used. Retries so the user text is new for this persona."""
+        the ask's. ``parts`` fill the state's own slots, those named in ``fixed`` with one value per persona;
+        ``leads``, when given, are the only openers and one is always used. Retries so the user text is new for
+        this persona."""
+        for name in fixed or ():
+            if self._kept.get(name) not in (parts or {}).get(name, ()):
+                self._kept[name] = self.rng.choice((parts or {})[name])
         spare: tuple[str, str, str, bool] | None = None  # (user, reply, the occasion it tells or "", told before)
-        for _ in range(12):
+        for attempt in range(12):
             act = acts[self._draw_index(key, len(acts))]
-            context, ask = self.rng.choice(act.context), self.rng.choice(act.asks)
+            # the first draws prefer an act's contexts that tell no occasion again; the rest take any, so a turn
+            # can still be written when the untold ones are out of season or barred now
+            untold = [c for c in act.context if not (EVENT_SLOTS.search(c) and c in self._told)]
+            context = self.rng.choice(untold if untold and attempt < 6 else act.context)
+            ask = self.rng.choice(act.asks)
             if leads:
                 lead = self.rng.choice(leads)
             else:
                 lead = (self.rng.choice(self.catalog.leads)
                         if self.catalog.leads and self.rng.random() < LEAD_SHARE else "")
-            values = self._slots({**{k: self.rng.choice(v) for k, v in (parts or {}).items()}, **extra})
+            values = self._slots({**{k: self._kept[k] if k in (fixed or ()) else self.rng.choice(v)
+                                     for k, v in (parts or {}).items()}, **extra})
             user = " ".join(p for p in (lead, _fill(context, values), _fill(ask.user, values)) if p)
             reply = _fill(ask.assistant, values)
             event = self.catalog.text_rules == "v3" and bool(EVENT_SLOTS.search(context))

@@ -72,6 +72,7 @@ def audit_section(manifest: Manifest) -> str:
             if isinstance(best.get("null_p95"), int | float) else "")
     flags = audit.get("flags") or {}
     raised = ", ".join(f"{k} {v}" for k, v in flags.items() if v) or "none"
+    noise = noise_note(best.get("accuracy"), best.get("null_p95"), audit.get("passed"))
     return f"""
 ## Validity audit: {'PASS' if audit.get('passed') else 'FAIL'}
 
@@ -79,9 +80,22 @@ Can this suite be answered without memory? `dimobench audit` attacked its {audit
 (chance {pct(audit.get('chance'))}; learned attacks trained {audit.get('train')}). The strongest no-context attack,
 **{best.get('name')}**, scores **{pct(best.get('accuracy'))}**{null}; word-overlap shortcuts:
 {', '.join(f"{k} {pct(v)}" for k, v in (audit.get('shortcuts') or {}).items())}. Flagged items:
-{audit.get('flagged_items')} ({raised}). Rerun `dimobench audit DIR --train OTHER_SEED --out card/` for the full card.
+{audit.get('flagged_items')} ({raised}).{' ' + noise if noise else ''} Rerun `dimobench audit DIR --train
+OTHER_SEED --out card/` for the full card.
 
 | gate | measured | limit | |
 |---|---|---|---|
 {rows}
 """
+
+
+def noise_note(accuracy: object, null_p95: object, passed: object) -> str:
+    """For a failed card whose strongest no-context attack scores no more than a leak-free suite of its shape
+    does 95 times in 100: the sentence that says so (empty otherwise). Ten personas give few independent units,
+    so one suite cannot tell a leak of a few points from chance; several seeds audited together can."""
+    if passed or not isinstance(accuracy, int | float) or not isinstance(null_p95, int | float) \
+            or accuracy > null_p95:
+        return ""
+    return (f"The strongest attack is within chance for a suite of this size (a leak-free one scores up to "
+            f"{100 * null_p95:.1f}%, 95 times in 100): audit several seeds together (`dimobench audit S1 S2 S3 ...`) "
+            f"for a bound that can tell.")

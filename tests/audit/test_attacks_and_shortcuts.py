@@ -154,6 +154,41 @@ def test_the_card_reports_each_attacks_null(two_seeds, tmp_path, monkeypatch):
     assert summary(report)["strongest"]["null_p95"] == best  # type: ignore[index]
 
 
+def _first_state_is_gold(src: Path, dst: Path) -> Path:
+    """Copy a catalog-v3 suite with each item's gold moved to the option of its alphabetically first state."""
+    from dimobench.audit.check import option_states
+    from dimobench.suite.load import load_suite
+
+    shutil.copytree(src, dst)
+    suite = load_suite(dst)
+    items = items_of([("s", suite)])
+    first = {it.qa.qa_id: min(range(len(it.options)), key=lambda i, st=st: (st[i] is None, str(st[i])))
+             for it, st in zip(items, option_states([("s", suite)], items), strict=True)}
+    rows = [json.loads(line) for line in (dst / "qa.jsonl").read_text(encoding="utf-8").splitlines()]
+    for r in rows:
+        if r["qa_id"] in first:
+            r["answer_index"] = first[r["qa_id"]]
+            r["answer"] = r["options"][r["answer_index"]]
+    (dst / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return dst
+
+
+def test_a_state_prior_learned_on_one_seed_answers_another_when_one_state_is_always_gold(tmp_path, monkeypatch):
+    """Option texts vary between seeds (catalog v3), so a text prior barely carries over; the trait states do."""
+    monkeypatch.setenv("DIMOBENCH_CATALOG", str(find_catalog("catalog-v3")))
+    generate_suite(GenerateConfig(turns=160, personas=3, seed=1, qa_rules="valid"), tmp_path / "v1", verify=False,
+                   audit=False)
+    # twelve training personas, so every trait the three test personas hold has been seen
+    generate_suite(GenerateConfig(turns=100, personas=12, seed=2, qa_rules="valid"), tmp_path / "v2", verify=False,
+                   audit=False)
+    leaky = audit_suite(_first_state_is_gold(tmp_path / "v1", tmp_path / "l1"),
+                        train=[_first_state_is_gold(tmp_path / "v2", tmp_path / "l2")])
+    assert _accuracy(leaky, "state_prior") == 1.0 > _accuracy(leaky, "option_prior")
+    assert not leaky.passed
+    clean = audit_suite(tmp_path / "v1", train=[tmp_path / "v2"])
+    assert _accuracy(clean, "state_prior") < 0.4
+
+
 def _turn(n: int, text: str) -> Turn:
     return Turn(persona_id="p01", turn=n, session=1, timestamp="2026-01-01T10:00:00", user=text, assistant="Ok.")
 
@@ -196,3 +231,11 @@ def test_the_cli_says_which_suites_it_audited_and_which_it_trained_on(two_seeds)
     assert "repeat --train" in r.stdout
     alone = run_cli("audit", str(two_seeds[0]))
     assert alone.stdout.splitlines()[0].endswith("trained on: the other personas (leave-one-persona-out)")
+
+
+def test_a_failed_card_within_chance_for_its_size_says_so():
+    from dimobench.suite.card import noise_note
+
+    assert "within chance" in noise_note(0.348, 0.38, False)  # seed 1407's state prior: ten personas, a wide null
+    assert noise_note(0.41, 0.38, False) == ""  # above what chance gives: a leak, said plainly by the FAIL
+    assert noise_note(0.28, 0.38, True) == ""

@@ -275,3 +275,32 @@ def test_the_v3_renderer_never_writes_a_barred_word():
     r.barred = barred_pattern(frozenset({"cheese", "milk"}))
     said = [r.render_act("k", [act]) for _ in range(10)]
     assert not any("cheese" in u or "milk" in a for u, a in said), said
+
+
+def _with_v3_texts(cat: Catalog) -> Catalog:
+    """``cat`` with v3 text rules, one composed filler that tells an occasion, and a fixed part on its first state."""
+    from dimobench.catalog import Act
+
+    first = cat.topics[0].traits[0]
+    state = first.states[0].model_copy(update={"parts": {"kid": ["our son", "our daughter"]}, "fixed_parts": ["kid"]})
+    trait = first.model_copy(update={"states": [state, *first.states[1:]]})
+    topics = [cat.topics[0].model_copy(update={"traits": [trait, *cat.topics[0].traits[1:]]}), *cat.topics[1:]]
+    wake = Act(context=["My great-uncle's wake is on {weekday}.", "Relatives are coming round."],
+               asks=[Exchange(user="What do I say?", assistant="Keep it short."),
+                     Exchange(user="What do I wear?", assistant="Something dark.")])
+    return cat.model_copy(update={"topics": topics, "text_rules": "v3", "filler_acts": [wake]})
+
+
+@pytest.mark.parametrize(("kind", "first", "again", "clean"), [
+    # the blind read of seed 1341: one wake on Monday, then on Tuesday; one toddler, a son and then a daughter
+    ("occasion_retold", "My great-uncle's wake is on Monday. What do I say?",
+     "My great-uncle's wake is on Tuesday. What do I wear?", "Relatives are coming round. What do I wear?"),
+    ("part_clash", "Bedtime with our son is a battle. Tips?", "Bedtime with our daughter is a battle. Ideas?",
+     "Bedtime with our son is still a battle. Ideas?"),
+])
+def test_a_retold_occasion_and_a_fixed_part_with_two_values_fire_their_lints(suite, kind, first, again, clean):
+    cat = _with_v3_texts(_catalog())
+    told = _plant_at(suite, 10, first)
+    assert _found(_plant_at(told, 20, again), cat)[kind] == 1
+    assert _found(_plant_at(told, 20, clean), cat)[kind] == 0
+    assert _found(_plant_at(told, 20, again), _catalog())[kind] == 0  # catalogs before v3 tell no occasions

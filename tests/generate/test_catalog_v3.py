@@ -177,3 +177,19 @@ def test_the_length_draw_never_looks_at_which_option_is_gold():
             assert [r for r, _ in out] == [r for r, _ in chosen]
             drawn.append([t for _, t in out])
         assert all(d == drawn[0] for d in drawn), drawn
+
+
+def test_a_fixed_part_keeps_its_first_value_and_a_weekday_or_friend_occasion_is_told_once():
+    # The blind read of seed 1341: a toddler "our son", later "our daughter"; a wake on Monday, later on Tuesday;
+    # snorkel masks bought for Ethan, later the same purchase for Farah.
+    asks = [Exchange(user=f"Question {i}?", assistant="Answer.") for i in range(6)]
+    kid = Act(context=["Bedtime with {kid} is a battle.", "{kid} loves {toy}."], asks=asks)
+    occasions = Act(context=["The wake is on {weekday}.", "Bought masks for {friend} and me.", "My knee hurts.",
+                             "My back hurts."], asks=asks)
+    parts = {"kid": ["our son", "our daughter", "our youngest"], "toy": ["blocks", "puzzles", "trains", "dolls"]}
+    r = Renderer(CAT, random.Random(3), "Ana", {"Ana"}, home_city="Leeds")
+    said = [r.render_act("kids", [kid], parts, fixed=["kid"])[0] for _ in range(12)]
+    assert len({k for u in said for k in parts["kid"] if k in u.lower()}) == 1, said
+    assert len({t for u in said for t in parts["toy"] if t in u}) > 1, said  # an ordinary part is drawn each time
+    told = [r.render_act("occasions", [occasions])[0] for _ in range(12)]
+    assert sum("wake" in u for u in told) == 1 and sum("masks" in u for u in told) == 1, told

@@ -84,7 +84,8 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
                 if trial and drift is not None:
                     tried[drift.drift_id] = tried.get(drift.drift_id, 0) + 1
                 user, assistant = (renderer.render_act(key, state.acts, state.parts,
-                                                       inputs.catalog.trial_leads if trial else None)
+                                                       inputs.catalog.trial_leads if trial else None,
+                                                       state.fixed_parts)
                                    if state.acts else renderer.render(key, state.cues))
                 ann = Annotation(kind="cue", trait_id=trait_id, state_id=state_id)
             turns.append(Turn(persona_id=persona.persona_id, turn=t, session=session, timestamp=ts, user=user,
