@@ -31,8 +31,8 @@
 - ``occasion_retold``: one occasion (an act context with a day, time, month, price, count or friend of its own:
   ``dimobench.catalog.EVENT_SLOTS``) told in a second turn of the same persona ("my great-uncle's wake is on
   Monday", later "... on Tuesday");
-- ``part_clash``: a persona's turns name two values of one fixed part (``StateEntry.fixed_parts``): "our son"
-  and, later, "our daughter" for the one toddler.
+- ``part_clash``: a persona's cues of one trait name two values of a fixed part (``StateEntry.fixed_parts``):
+  "our son" and, later, "our daughter" for the one toddler.
 
 ``profile_conflict`` also covers the household table: a recorded relation that one of the persona's traits
 excludes (``TraitEntry.excludes_relations``) or that the persona is too old to have (``relation_max_age``).
@@ -190,13 +190,17 @@ def _retold(turns: list[Turn], catalog: Catalog) -> list[str]:
 
 
 def _part_clashes(turns: list[Turn], catalog: Catalog) -> list[str]:
-    """Turns naming another value of a fixed part than the persona's earlier turns did (``part_clash``)."""
-    groups = [[re.compile(rf"\b{re.escape(v)}\b", re.IGNORECASE) for v in st.parts[name]]
+    """Cue turns naming another value of a fixed part than the persona's earlier cues of that trait did
+    (``part_clash``; other topics may say "a Japanese knife" without the language learnt being Japanese)."""
+    groups = [(tr.trait_id, [re.compile(rf"\b{re.escape(v)}\b", re.IGNORECASE) for v in st.parts[name]])
               for tp in catalog.topics for tr in tp.traits for st in tr.states for name in st.fixed_parts]
     first: dict[tuple[str, int], int] = {}
     found = []
     for t in turns:
-        for g, values in enumerate(groups):
+        a = t.annotation
+        for g, (trait_id, values) in enumerate(groups):
+            if a is None or a.kind != "cue" or a.trait_id != trait_id:
+                continue
             said = [n for n, v in enumerate(values) if v.search(t.user)]
             if said and first.setdefault((t.persona_id, g), said[0]) not in said:
                 found.append(f"{t.persona_id}:{t.turn}")

@@ -37,9 +37,9 @@ def _plant(suite: Suite, user: str, assistant: str = "Sure.", kind: str = "fille
     return dataclasses.replace(suite, dialogues=turns)
 
 
-def _plant_at(suite: Suite, turn: int, user: str) -> Suite:
-    """The suite with its first persona's turn ``turn`` saying ``user`` (a filler)."""
-    turns = [t.model_copy(update={"user": user, "annotation": Annotation(kind="filler")})
+def _plant_at(suite: Suite, turn: int, user: str, annotation: Annotation | None = None) -> Suite:
+    """The suite with its first persona's turn ``turn`` saying ``user`` (a filler unless ``annotation`` says)."""
+    turns = [t.model_copy(update={"user": user, "annotation": annotation or Annotation(kind="filler")})
              if t.persona_id == suite.personas[0].persona_id and t.turn == turn else t for t in suite.dialogues]
     return dataclasses.replace(suite, dialogues=turns)
 
@@ -300,7 +300,12 @@ def _with_v3_texts(cat: Catalog) -> Catalog:
 ])
 def test_a_retold_occasion_and_a_fixed_part_with_two_values_fire_their_lints(suite, kind, first, again, clean):
     cat = _with_v3_texts(_catalog())
-    told = _plant_at(suite, 10, first)
-    assert _found(_plant_at(told, 20, again), cat)[kind] == 1
-    assert _found(_plant_at(told, 20, clean), cat)[kind] == 0
-    assert _found(_plant_at(told, 20, again), _catalog())[kind] == 0  # catalogs before v3 tell no occasions
+    trait = cat.topics[0].traits[0]
+    # a fixed part is its trait's: planted as cues of that trait (a filler's "our daughter" is someone else's)
+    cue = Annotation(kind="cue", trait_id=trait.trait_id, state_id=trait.states[0].state_id)
+    ann = cue if kind == "part_clash" else None
+    told = _plant_at(suite, 10, first, ann)
+    assert _found(_plant_at(told, 20, again, ann), cat)[kind] == 1
+    assert _found(_plant_at(told, 20, clean, ann), cat)[kind] == 0
+    assert _found(_plant_at(told, 20, again), cat)["part_clash"] == 0
+    assert _found(_plant_at(told, 20, again, ann), _catalog())[kind] == 0  # catalogs before v3 have neither
