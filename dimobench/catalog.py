@@ -40,10 +40,13 @@ SLOTS: frozenset[str] = frozenset(
 )
 """Slots every template may use; ``name`` is the persona's first name, the rest come from the catalog."""
 
-TYPED_SLOTS: frozenset[str] = frozenset({"price", "friend_their", "friend_them", "friend_he"})
+TYPED_SLOTS: frozenset[str] = frozenset({"price", "friend_their", "friend_them", "friend_he", "past_month",
+                                         "later_month"})
 """Slots a catalog with ``text_rules`` v3 fills from the persona's record: ``{price}`` an amount in the currency of
 the persona's city; the pronouns of ``{friend}`` from the catalog's recorded gender of that name
-(``friend_he`` is he/she, ``friend_them`` him/her, ``friend_their`` his/her)."""
+(``friend_he`` is he/she, ``friend_them`` him/her, ``friend_their`` his/her); ``{past_month}`` and
+``{later_month}`` three months before and after the turn's (``{month}`` is the turn's own: "since {past_month}",
+"by {later_month}", never "before March" written in March)."""
 
 CONFOUNDER_SLOTS: frozenset[str] = frozenset({"relation", "entity", "habit"})
 """Extra slots for entity-confounder and temporal-decoy templates."""

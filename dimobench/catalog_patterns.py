@@ -16,7 +16,12 @@ SEASONAL: tuple[tuple[re.Pattern[str], frozenset[int]], ...] = tuple(
     (r"boxing day", frozenset({12})),
     (r"heatwaves?|sunburn\w*|sunbath\w*|paddling pool|hosepipe ban|sun cream|suncream|sweltering", _SUMMER),
     (r"wasps?", frozenset({5, 6, 7, 8, 9, 10})),
-    (r"autumn leaves|conkers?|fallen leaves|bonfire night", frozenset({9, 10, 11})),
+    (r"autumn leaves|conkers?|fallen leaves|bonfire night|leaves (?:\w+ ){0,3}(?:turn|turning|changing)"
+     r"|(?:changing|turning|turn|turned) (?:colour|red|yellow|gold|orange|brown)", frozenset({9, 10, 11})),
+    (r"(?:still|stays?) light (?:well )?(?:after|past) (?:nine|ten|9|10)|light evenings", frozenset({5, 6, 7, 8})),
+    (r"garden part(?:y|ies)|barbecues?|bbqs?|warm (?:day|days|evening|evenings|weather)|humid\w*|muggy",
+     frozenset({5, 6, 7, 8, 9})),
+    (r"pollen|hay ?fever|bee stings?|stung by a bee|weeding", frozenset({3, 4, 5, 6, 7, 8, 9})),
     (r"daffodils?|bluebells?|blossom", frozenset({2, 3, 4, 5})),
     (r"clocks (?:go|went|going) forward", frozenset({3})),
     (r"clocks (?:go|went|going) back", frozenset({10})),

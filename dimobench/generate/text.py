@@ -52,8 +52,9 @@ class Renderer:
         """Words the persona would not say of its own life now (``LatentPlan.barred``): a text saying one, or
         whose reply does, is drawn again."""
         self._told: set[str] = set()
-        """Act contexts with an occasion's own date, time, price or count (:data:`EVENT_SLOTS`) already told: one
-        told again would give the same occasion other values ("pledged £1,200" then "pledged £600")."""
+        """Act contexts this persona has told. One with an occasion's own day, time, price, count or friend
+        (:data:`EVENT_SLOTS`) is not told again while any other turn can be written ("pledged £1,200" then
+        "pledged £600"); any other is told again only after six draws found no untold one."""
         self._kept: dict[str, str] = {}
         """Fixed parts (``StateEntry.fixed_parts``) as first drawn for this persona: part name -> value."""
         self.month: int | None = None
@@ -100,6 +101,7 @@ class Renderer:
             typed["time_of_day"] = values["time_of_day"] = self.rng.choice(begun or ["morning"])
         if self.month is not None:
             typed["month"] = values["month"] = MONTHS[self.month - 1]
+            typed["past_month"], typed["later_month"] = MONTHS[(self.month - 4) % 12], MONTHS[(self.month + 2) % 12]
         first, last = HOURS.get(values.get("time_of_day", ""), (9, 17))
         hour = self.rng.randint(first, last)
         typed["clock"] = f"{hour}:{self.rng.choice(('00', '15', '30', '45'))}"
@@ -143,10 +145,12 @@ class Renderer:
         spare: tuple[str, str, str, bool] | None = None  # (user, reply, the occasion it tells or "", told before)
         for attempt in range(12):
             act = acts[self._draw_index(key, len(acts))]
-            # the first draws prefer an act's contexts that tell no occasion again; the rest take any, so a turn
-            # can still be written when the untold ones are out of season or barred now
-            untold = [c for c in act.context if not (EVENT_SLOTS.search(c) and c in self._told)]
-            context = self.rng.choice(untold if untold and attempt < 6 else act.context)
+            # the first draws take only contexts this persona has not told (the same back injury is not news
+            # twice); the rest take any context but an occasion's, so a turn can still be written when the untold
+            # ones are out of season or barred now
+            untold = [c for c in act.context if c not in self._told]
+            fresh = attempt < 6
+            context = self.rng.choice(untold if untold and fresh else act.context)
             ask = self.rng.choice(act.asks)
             if leads:
                 lead = self.rng.choice(leads)
@@ -159,9 +163,8 @@ class Renderer:
             reply = _fill(ask.assistant, values)
             event = self.catalog.text_rules == "v3" and bool(EVENT_SLOTS.search(context))
             retold = event and context in self._told
-            if not retold and self._fits(user, reply):
-                if event:
-                    self._told.add(context)
+            if not retold and not (fresh and context in self._told) and self._fits(user, reply):
+                self._told.add(context)
                 break
             if self._allowed(user, reply) and (spare is None or (spare[3] and not retold)):
                 # the first allowed draw, replaced once by one that tells no occasion again

@@ -232,6 +232,15 @@ def test_the_season_words_know_their_months():
     assert not in_season("Went sledging on the common.", 8) and in_season("Went sledging on the common.", 1)
     assert not in_season("The clocks go back this weekend.", 3) and in_season("The clocks go back this weekend.", 10)
     assert not in_season("The drive for Boxing Day is six hours.", 3)
+    # the blind read of seed 1441: light after nine on 2 December, a garden party and pollen in December, the
+    # leaves turning yellow in late December; a question about autumn leaves fits any month
+    assert not in_season("I noticed it's still light well after nine in the evening.", 12)
+    assert in_season("I noticed it's still light well after nine in the evening.", 6)
+    assert not in_season("I'm buying drinks for the garden party on Friday.", 12)
+    assert not in_season("The pollen by the river set my eyes streaming.", 12)
+    assert not in_season("The leaves on the oak in the park are starting to turn yellow.", 12)
+    assert in_season("The leaves on the oak in the park are starting to turn yellow.", 10)
+    assert in_season("Why do leaves change colour in autumn?", 3)
 
 
 def _excluding(cat: Catalog, trait_id: str, state_id: str, words: list[str]) -> Catalog:

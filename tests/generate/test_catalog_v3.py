@@ -193,3 +193,15 @@ def test_a_fixed_part_keeps_its_first_value_and_a_weekday_or_friend_occasion_is_
     assert len({t for u in said for t in parts["toy"] if t in u}) > 1, said  # an ordinary part is drawn each time
     told = [r.render_act("occasions", [occasions])[0] for _ in range(12)]
     assert sum("wake" in u for u in told) == 1 and sum("masks" in u for u in told) == 1, told
+
+
+def test_months_before_and_after_the_turn_are_typed_slots():
+    # seed 1441: "all the Christie books before {month}" written on 24 March read "before March"
+    asks = [Exchange(user="Which first?", assistant="Start early."), Exchange(user="Any tips?", assistant="Yes.")]
+    act = Act(context=["I want to finish the series by {later_month}.", "The crack has grown since {past_month}."],
+              asks=asks)
+    r = Renderer(CAT, random.Random(2), "Ana", {"Ana"}, home_city="Leeds")
+    r.at("2024-03-24T10:00:00")
+    said = [r.render_act("k", [act])[0] for _ in range(6)]
+    assert any("by June" in u for u in said) and any("since December" in u for u in said), said
+    assert not any("March" in u for u in said), said
