@@ -149,8 +149,9 @@ class Renderer:
             # twice); the rest take any context but an occasion's, so a turn can still be written when the untold
             # ones are out of season or barred now
             untold = [c for c in act.context if c not in self._told]
+            retellable = [c for c in act.context if not (c in self._told and EVENT_SLOTS.search(c))]
             fresh = attempt < 6
-            context = self.rng.choice(untold if untold and fresh else act.context)
+            context = self.rng.choice(untold if untold and fresh else retellable or act.context)
             ask = self.rng.choice(act.asks)
             if leads:
                 lead = self.rng.choice(leads)
