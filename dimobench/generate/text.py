@@ -143,15 +143,17 @@ class Renderer:
             if self._kept.get(name) not in (parts or {}).get(name, ()):
                 self._kept[name] = self.rng.choice((parts or {})[name])
         spare: tuple[str, str, str, bool] | None = None  # (user, reply, the occasion it tells or "", told before)
-        for attempt in range(12):
+        for attempt in range(24):
             act = acts[self._draw_index(key, len(acts))]
             # the first draws take only contexts this persona has not told (the same back injury is not news
-            # twice); the rest take any context but an occasion's, so a turn can still be written when the untold
-            # ones are out of season or barred now
+            # twice), the next any context but an occasion already told, the last any at all: a turn can still
+            # be written when the untold ones are out of season or barred now (an occasion is then told again
+            # only as the spare below, when nothing else is allowed)
             untold = [c for c in act.context if c not in self._told]
             retellable = [c for c in act.context if not (c in self._told and EVENT_SLOTS.search(c))]
             fresh = attempt < 6
-            context = self.rng.choice(untold if untold and fresh else retellable or act.context)
+            pool = untold if untold and fresh else retellable if retellable and attempt < 9 else act.context
+            context = self.rng.choice(pool)
             ask = self.rng.choice(act.asks)
             if leads:
                 lead = self.rng.choice(leads)
