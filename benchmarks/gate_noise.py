@@ -41,8 +41,8 @@ def main() -> None:
     args = ap.parse_args()
     from dimobench.api import generate_suite, load_suite
     from dimobench.audit.attacks import attacks
-    from dimobench.audit.check import option_states
-    from dimobench.audit.items import credit, items_of, p95, relabel_null
+    from dimobench.audit.check import items_with_states
+    from dimobench.audit.items import credit, p95, relabel_null
     from dimobench.catalog import find_catalog
     from dimobench.generate.config import make_config
 
@@ -56,8 +56,8 @@ def main() -> None:
             path = Path(tmp) / f"p{seed}"
             generate_suite(make_config("dimobench", seed=seed, qa_rules="valid"), path, verify=False, audit=False)
             suite = [(f"p{seed}", load_suite(path))]
-            items[seed] = items_of(suite)
-            states[seed] = option_states(suite, items[seed])
+            items[seed] = items_with_states(suite)
+            states[seed] = [list(it.states) for it in items[seed]]
     train = [it for s in args.train for it in items[s]]
     out: dict[str, Any] = {"catalog": args.catalog, "train": args.train, "test": args.test, "gate": args.gate,
                            "attacks": {}}

@@ -126,7 +126,7 @@ def main() -> None:
             train = [paths[k] for k in presets if k != key]
             out["audit"][key] = _audit_row(audit_suite(paths[key], train=train), cards[key])
         # one suite's strongest attack has the spread of its ten personas (null p95 about 0.35-0.38): the presets
-        # audited together, leave-one-persona-out over all of them, bound a built-in leak four times as tightly
+        # audited together, leave-one-persona-out over all of them, bound a built-in leak about twice as tightly
         out["audit"]["pooled"] = _audit_row(audit_suite([paths[k] for k in presets]), {})
         out["evaluate"] = {}
         pooled: dict[str, dict[str, list[int]]] = {}

@@ -128,6 +128,9 @@ class StateEntry(BaseModel):
     def _shows_itself(self) -> StateEntry:
         if len(self.cues) < MIN_FIXED_CUES and len(self.acts) < MIN_ACTS:
             raise ValueError(f"state {self.state_id}: needs {MIN_FIXED_CUES} cues or {MIN_ACTS} acts")
+        if set(self.fixed_parts) - set(self.parts):
+            raise ValueError(f"state {self.state_id}: fixed parts {sorted(set(self.fixed_parts) - set(self.parts))} "
+                             f"are not among its parts")
         return self
 
     def cue_texts(self) -> list[str]:

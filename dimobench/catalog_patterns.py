@@ -14,12 +14,15 @@ SEASONAL: tuple[tuple[re.Pattern[str], frozenset[int]], ...] = tuple(
     (r"snow(?!ball)\w*|frost\w*|sledges?|sledging|icy|mince pies?|thermals|gritters?", _WINTER),
     (r"christmas\w*|advent calendars?|secret santa|carol singers|carols", frozenset({11, 12})),
     (r"boxing day", frozenset({12})),
+    (r"new year'?s eve|harbour countdown|hogmanay", frozenset({11, 12})),
+    (r"wimbledon (?:men's |women's )?finals?|wimbledon fortnight", frozenset({6, 7})),
     (r"heatwaves?|sunburn\w*|sunbath\w*|paddling pool|hosepipe ban|sun cream|suncream|sweltering", _SUMMER),
     (r"wasps?", frozenset({5, 6, 7, 8, 9, 10})),
-    (r"autumn leaves|conkers?|fallen leaves|bonfire night|leaves (?:\w+ ){0,3}(?:turn|turning|changing)"
-     r"|(?:changing|turning|turn|turned) (?:colour|red|yellow|gold|orange|brown)", frozenset({9, 10, 11})),
+    # what the user sees happening (leaves turning now), not a question about autumn, which fits any month
+    (r"autumn leaves|conkers?|fallen leaves|bonfire night|leaves (?:\w+ ){0,8}(?:turning|changing|starting to turn"
+     r"|have turned)|(?:changing|turning) (?:colour|red|yellow|gold|orange|brown)", frozenset({9, 10, 11})),
     (r"(?:still|stays?) light (?:well )?(?:after|past) (?:nine|ten|9|10)|light evenings", frozenset({5, 6, 7, 8})),
-    (r"garden part(?:y|ies)|barbecues?|bbqs?|warm (?:day|days|evening|evenings|weather)|humid\w*|muggy",
+    (r"garden part(?:y|ies)|barbecues?|bbqs?|warm (?:day|days|evening|evenings|weather)|humid|humidity|muggy",
      frozenset({5, 6, 7, 8, 9})),
     (r"pollen|hay ?fever|bee stings?|stung by a bee|weeding", frozenset({3, 4, 5, 6, 7, 8, 9})),
     (r"daffodils?|bluebells?|blossom", frozenset({2, 3, 4, 5})),
@@ -136,6 +139,6 @@ def slot_specs(template: str) -> set[tuple[str, str]]:
     return {(name, spec) for _, name, spec, _ in string.Formatter().parse(template) if name and spec}
 
 
-EVENT_SLOTS = re.compile(r"\{(?:price|clock|month|number|weekday|friend2?)\b")
+EVENT_SLOTS = re.compile(r"\{(?:price|clock|month|past_month|later_month|number|weekday|friend2?)\b")
 """Slots that make an act's context one occasion with its own values, told once per persona (v3): the wake "on
 {weekday}" is not on Monday one week and on Tuesday the next, the snorkel masks are bought for one {friend}."""

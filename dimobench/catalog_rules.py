@@ -37,8 +37,6 @@ def check_topic(tp: TopicEntry) -> list[str]:
                 problems.append(f"{where}: question {q!r} may only use the {{name}} slot")
         for st in tr.states:
             allowed = SLOTS | TYPED_SLOTS | frozenset(st.parts)
-            problems += [f"{where}/{st.state_id}: fixed part {p!r} is not one of its parts"
-                         for p in st.fixed_parts if p not in st.parts]
             for ex in st.cues:
                 problems += _bad_slots(f"{where}/{st.state_id} cue", ex, SLOTS)
             for act in st.acts:

@@ -168,7 +168,7 @@ def length(it: Item, i: int) -> float:
 class Combined(Attack):
     """Logistic regression over every no-context signal, one row per option, trained on the training items.
 
-    The text and signature rates a training row sees are counted without its own persona, so the model learns
+    The text, signature and state rates a training row sees are counted without its own persona, so the model learns
     how far such rates generalise to unseen personas instead of memorising its own labels.
     """
 

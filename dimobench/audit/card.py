@@ -106,7 +106,8 @@ def markdown(report: AuditReport) -> str:
              f"{', '.join(report.train) if report.train else 'the other personas (leave-one-persona-out)'}.", "",
              "| gate | measured | limit | |", "|---|---|---|---|"]
     best = report.strongest
-    note = noise_note(best.accuracy if best else None, report.strongest_null_p95, report.passed)
+    note = noise_note(best.accuracy if best else None, report.strongest_null_p95,
+                      [g.model_dump() for g in report.gates])
     for g in report.gates:
         counted = g.name.endswith(("items", "findings"))
         shown = "n/a" if g.value is None else (f"{g.value:.0f}" if counted else _pct(g.value))

@@ -66,6 +66,13 @@ def option_states(suites: Sequence[tuple[str, Suite]], items: Sequence[Item]) ->
     return [[texts[it.suite].get((it.qa.trait_id or "", norm(o))) for o in it.options] for it in items]
 
 
+def items_with_states(suites: Sequence[tuple[str, Suite]]) -> list[Item]:
+    """The suites' items (:func:`items_of`), each carrying the state its options stand for (``Item.states``)."""
+    bare = items_of(suites)
+    return [dataclasses.replace(it, states=tuple(st)) for it, st in zip(bare, option_states(suites, bare),
+                                                                           strict=True)]
+
+
 def audit_suites(paths: Sequence[str | Path], train: Sequence[str | Path] = (), against: Sequence[str | Path] = (),
                  gates: dict[str, float] | None = None, out: str | Path | None = None) -> AuditReport:
     """Audit the suites at ``paths`` together (see :mod:`dimobench.audit`); write ``audit.json``/``audit.md``
@@ -80,13 +87,9 @@ def audit_suites(paths: Sequence[str | Path], train: Sequence[str | Path] = (), 
     suites: list[tuple[str, Suite]] = list(zip(_keys(test_paths), (load_suite(p) for p in test_paths), strict=True))
     trained: list[tuple[str, Suite]] = [(f"train:{k}", load_suite(p))
                                         for k, p in zip(_keys(train_paths), train_paths, strict=True)]
-    states = option_states(suites, items_of(suites))
-    items = [dataclasses.replace(it, states=tuple(st)) for it, st in zip(items_of(suites), states, strict=True)]
-    train_items = None
-    if trained:
-        bare = items_of(trained)
-        train_items = [dataclasses.replace(it, states=tuple(st))
-                       for it, st in zip(bare, option_states(trained, bare), strict=True)]
+    items = items_with_states(suites)
+    states = [list(it.states) for it in items]
+    train_items = items_with_states(trained) if trained else None
     runs = [_attack_score(a, items, train_items, states) for a in attacks()]
     scored = [score for score, _ in runs]
     strongest = max((s for s in scored if s.accuracy is not None), key=lambda s: s.accuracy or 0.0, default=None)

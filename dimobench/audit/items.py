@@ -28,7 +28,7 @@ class Item:
     persona: Persona | None
     states: tuple[str | None, ...] = ()
     """The trait state each option stands for in the suite's catalog (None: a distractor or no catalog; empty
-    until :func:`dimobench.audit.check.option_states` fills it)."""
+    unless built by :func:`dimobench.audit.check.items_with_states`)."""
 
     @property
     def gold(self) -> int:

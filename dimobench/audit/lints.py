@@ -170,22 +170,21 @@ def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
 
 
 def _retold(turns: list[Turn], catalog: Catalog) -> list[str]:
-    """Second and later turns of a persona that tell an occasion it told before (the ``occasion_retold`` lint)."""
+    """Turns of a persona that tell an occasion it told before (the ``occasion_retold`` lint). An act's contexts
+    with an occasion's slots tell one occasion in other words, so any two of them count as a retelling."""
     if catalog.text_rules != "v3":
         return []
-    contexts = sorted({c for tp in catalog.topics for tr in tp.traits for st in tr.states for a in st.acts
-                       for c in a.context if EVENT_SLOTS.search(c)}
-                      | {c for a in catalog.filler_acts for c in a.context if EVENT_SLOTS.search(c)})
-    patterns = [template_pattern(c) for c in contexts]
-    told: set[tuple[str, int]] = set()
+    acts = [a for tp in catalog.topics for tr in tp.traits for st in tr.states for a in st.acts] + catalog.filler_acts
+    patterns = [(n, *template_pattern(c)) for n, a in enumerate(acts) for c in a.context if EVENT_SLOTS.search(c)]
+    told: dict[str, set[int]] = {}
     found = []
     for t in turns:
         said = t.user.lower()
-        for n, (literal, pattern) in enumerate(patterns):
-            if literal in said and pattern.search(t.user):
-                if (t.persona_id, n) in told:
-                    found.append(f"{t.persona_id}:{t.turn}")
-                told.add((t.persona_id, n))
+        occasions = {n for n, literal, pattern in patterns if literal in said and pattern.search(t.user)}
+        before = told.setdefault(t.persona_id, set())
+        if occasions & before:
+            found.append(f"{t.persona_id}:{t.turn}")
+        before |= occasions
     return found
 
 

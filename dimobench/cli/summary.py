@@ -47,7 +47,7 @@ def print_generate_summary(console: Console, out: Path, manifest: Manifest, veri
         console.print(f"validity audit: {'PASS' if audit.get('passed') else 'FAIL'}; strongest no-context attack "
                       f"{best.get('name')} {best.get('accuracy')} (chance {audit.get('chance')}), {shortcuts}, "
                       f"{audit.get('flagged_items')} flagged item(s); card in {out}/README.md")
-        note = noise_note(best.get("accuracy"), best.get("null_p95"), audit.get("passed"))
+        note = noise_note(best.get("accuracy"), best.get("null_p95"), audit.get("gates"))
         if note:
             console.print(note)
     console.print(f"next: dimobench validate {out}")

@@ -55,8 +55,9 @@ class Renderer:
         """Act contexts this persona has told. One with an occasion's own day, time, price, count or friend
         (:data:`EVENT_SLOTS`) is not told again while any other turn can be written ("pledged £1,200" then
         "pledged £600"); any other is told again only after six draws found no untold one."""
-        self._kept: dict[str, str] = {}
-        """Fixed parts (``StateEntry.fixed_parts``) as first drawn for this persona: part name -> value."""
+        self._kept: dict[tuple[str, ...], str] = {}
+        """Fixed parts (``StateEntry.fixed_parts``) as first drawn for this persona: (part name, its values) ->
+        value."""
         self.month: int | None = None
         """The month of the turn being written (catalog v3: ``{month}`` is this month, and a text with a seasonal
         word of other months, :data:`dimobench.catalog.SEASONAL`, is drawn again)."""
@@ -139,10 +140,11 @@ class Renderer:
         the ask's. ``parts`` fill the state's own slots, those named in ``fixed`` with one value per persona;
         ``leads``, when given, are the only openers and one is always used. Retries so the user text is new for
         this persona."""
-        for name in fixed or ():
-            if self._kept.get(name) not in (parts or {}).get(name, ()):
-                self._kept[name] = self.rng.choice((parts or {})[name])
-        spare: tuple[str, str, str, bool] | None = None  # (user, reply, the occasion it tells or "", told before)
+        kept = {name: (name, *(parts or {})[name]) for name in fixed or ()}  # a part is kept per its values
+        for name, k in kept.items():
+            if k not in self._kept:
+                self._kept[k] = self.rng.choice((parts or {})[name])
+        spare: tuple[str, str, Act, str, bool] | None = None  # (user, reply, act, context, an occasion retold)
         for attempt in range(24):
             act = acts[self._draw_index(key, len(acts))]
             # the first draws take only contexts this persona has not told (the same back injury is not news
@@ -160,29 +162,35 @@ class Renderer:
             else:
                 lead = (self.rng.choice(self.catalog.leads)
                         if self.catalog.leads and self.rng.random() < LEAD_SHARE else "")
-            values = self._slots({**{k: self._kept[k] if k in (fixed or ()) else self.rng.choice(v)
+            values = self._slots({**{k: self._kept[kept[k]] if k in kept else self.rng.choice(v)
                                      for k, v in (parts or {}).items()}, **extra})
             user = " ".join(p for p in (lead, _fill(context, values), _fill(ask.user, values)) if p)
             reply = _fill(ask.assistant, values)
             event = self.catalog.text_rules == "v3" and bool(EVENT_SLOTS.search(context))
             retold = event and context in self._told
             if not retold and not (fresh and context in self._told) and self._fits(user, reply):
-                self._told.add(context)
+                self._tell(act, context)
                 break
-            if self._allowed(user, reply) and (spare is None or (spare[3] and not retold)):
+            if self._allowed(user, reply) and (spare is None or (spare[4] and not retold)):
                 # the first allowed draw, replaced once by one that tells no occasion again
-                spare = (user, reply, context if event else "", retold)
+                spare = (user, reply, act, context, retold)
         else:
             # every draw was said before or not allowed now: reopen the spare (an occasion told again only if
             # nothing else was allowed; v3 catalogs only compose acts, so the older suites' bytes do not depend
             # on this)
             if spare is not None:
-                user, reply, told, _ = spare
-                if told:
-                    self._told.add(told)
+                user, reply, act, context, _ = spare
+                self._tell(act, context)
             user = self._reopen(user)
         self.used_user.add(user)
         return user, reply
+
+    def _tell(self, act: Act, context: str) -> None:
+        """Record ``context`` as told; an occasion's other contexts in the same act tell the same occasion in other
+        words (the jury summons, the savings plan), so they count as told with it."""
+        self._told.add(context)
+        if EVENT_SLOTS.search(context):
+            self._told.update(c for c in act.context if EVENT_SLOTS.search(c))
 
     def _reopen(self, user: str) -> str:
         """A user text already said, made new with one of the catalog's leads (they end a sentence and carry no

@@ -72,7 +72,7 @@ def audit_section(manifest: Manifest) -> str:
             if isinstance(best.get("null_p95"), int | float) else "")
     flags = audit.get("flags") or {}
     raised = ", ".join(f"{k} {v}" for k, v in flags.items() if v) or "none"
-    noise = noise_note(best.get("accuracy"), best.get("null_p95"), audit.get("passed"))
+    noise = noise_note(best.get("accuracy"), best.get("null_p95"), audit.get("gates"))
     return f"""
 ## Validity audit: {'PASS' if audit.get('passed') else 'FAIL'}
 
@@ -89,11 +89,14 @@ OTHER_SEED --out card/` for the full card.
 """
 
 
-def noise_note(accuracy: object, null_p95: object, passed: object) -> str:
-    """For a failed card whose strongest no-context attack scores no more than a leak-free suite of its shape
-    does 95 times in 100: the sentence that says so (empty otherwise). Ten personas give few independent units,
-    so one suite cannot tell a leak of a few points from chance; several seeds audited together can."""
-    if passed or not isinstance(accuracy, int | float) or not isinstance(null_p95, int | float) \
+def noise_note(accuracy: object, null_p95: object, gates: object) -> str:
+    """For a card whose ``no_context`` gate failed while its strongest no-context attack scores no more than a
+    leak-free suite of its shape does 95 times in 100: the sentence that says so (empty otherwise; ``gates`` as
+    the card's ``gates`` list). Ten personas give few independent units, so one suite cannot tell a leak of a few
+    points from chance; several seeds audited together can."""
+    failed = any(g.get("name") == "no_context" and not g.get("passed") for g in gates
+                 if isinstance(g, dict)) if isinstance(gates, list) else False
+    if not failed or not isinstance(accuracy, int | float) or not isinstance(null_p95, int | float) \
             or accuracy > null_p95:
         return ""
     return (f"The strongest attack is within chance for a suite of this size (a leak-free one scores up to "

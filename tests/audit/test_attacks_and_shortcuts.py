@@ -236,6 +236,8 @@ def test_the_cli_says_which_suites_it_audited_and_which_it_trained_on(two_seeds)
 def test_a_failed_card_within_chance_for_its_size_says_so():
     from dimobench.suite.card import noise_note
 
-    assert "within chance" in noise_note(0.348, 0.38, False)  # seed 1407's state prior: ten personas, a wide null
-    assert noise_note(0.41, 0.38, False) == ""  # above what chance gives: a leak, said plainly by the FAIL
-    assert noise_note(0.28, 0.38, True) == ""
+    attack_failed = [{"name": "no_context", "passed": False}, {"name": "lint_findings", "passed": True}]
+    lint_failed = [{"name": "no_context", "passed": True}, {"name": "lint_findings", "passed": False}]
+    assert "within chance" in noise_note(0.348, 0.38, attack_failed)  # seed 1407's state prior: a wide null
+    assert noise_note(0.41, 0.38, attack_failed) == ""  # above what chance gives: a leak, said plainly by the FAIL
+    assert noise_note(0.28, 0.38, lint_failed) == ""  # failed on a lint: nothing to say about chance

@@ -240,7 +240,8 @@ def test_the_season_words_know_their_months():
     assert not in_season("The pollen by the river set my eyes streaming.", 12)
     assert not in_season("The leaves on the oak in the park are starting to turn yellow.", 12)
     assert in_season("The leaves on the oak in the park are starting to turn yellow.", 10)
-    assert in_season("Why do leaves change colour in autumn?", 3)
+    assert in_season("Why do the leaves turn yellow and red in autumn?", 3)  # catalog-v3's own filler question
+    assert in_season("A humidifier for dry winter air.", 1)
 
 
 def _excluding(cat: Catalog, trait_id: str, state_id: str, words: list[str]) -> Catalog:
@@ -294,7 +295,8 @@ def _with_v3_texts(cat: Catalog) -> Catalog:
     state = first.states[0].model_copy(update={"parts": {"kid": ["our son", "our daughter"]}, "fixed_parts": ["kid"]})
     trait = first.model_copy(update={"states": [state, *first.states[1:]]})
     topics = [cat.topics[0].model_copy(update={"traits": [trait, *cat.topics[0].traits[1:]]}), *cat.topics[1:]]
-    wake = Act(context=["My great-uncle's wake is on {weekday}.", "Relatives are coming round."],
+    wake = Act(context=["My great-uncle's wake is on {weekday}.", "The wake for my great-uncle is this {weekday}.",
+                        "Relatives are coming round."],
                asks=[Exchange(user="What do I say?", assistant="Keep it short."),
                      Exchange(user="What do I wear?", assistant="Something dark.")])
     return cat.model_copy(update={"topics": topics, "text_rules": "v3", "filler_acts": [wake]})
@@ -304,6 +306,9 @@ def _with_v3_texts(cat: Catalog) -> Catalog:
     # the blind read of seed 1341: one wake on Monday, then on Tuesday; one toddler, a son and then a daughter
     ("occasion_retold", "My great-uncle's wake is on Monday. What do I say?",
      "My great-uncle's wake is on Tuesday. What do I wear?", "Relatives are coming round. What do I wear?"),
+    # the same occasion in the act's other words (seed 1471: one jury summons, told twice)
+    ("occasion_retold", "My great-uncle's wake is on Monday. What do I say?",
+     "The wake for my great-uncle is this Friday. What do I wear?", "Relatives are coming round. What do I say?"),
     ("part_clash", "Bedtime with our son is a battle. Tips?", "Bedtime with our daughter is a battle. Ideas?",
      "Bedtime with our son is still a battle. Ideas?"),
 ])

@@ -117,16 +117,19 @@ def test_a_clock_falls_inside_its_time_of_day_and_pronouns_follow_the_friend():
 def test_an_occasion_with_its_own_price_or_month_is_told_once_per_persona():
     # The blind read of seed 1301 found one drone pledge told as 1,200 and later as 600, one festival in July and
     # later in August: an act context with such slots is one occasion, so a persona tells it once.
+    # The blind read of seed 1471: one jury summons told twice in an act's other words, one savings plan at £90
+    # and later £120: an act's contexts with such slots tell one occasion, so they are told once between them.
     asks = [Exchange(user=f"Question {i}?", assistant="Answer.") for i in range(6)]
-    act = Act(context=["I pledged {price} for the drone.", "The festival is this {month}.", "My knee hurts.",
-                       "My back hurts."], asks=asks)
+    acts = [Act(context=["I pledged {price} for the drone.", "The drone pledge came to {price}.", "My knee hurts.",
+                         "My knee aches."], asks=asks),
+            Act(context=["The festival is this {month}.", "My back hurts.", "My back aches."], asks=asks)]
     r = Renderer(CAT, random.Random(7), "Ana", {"Ana"}, home_city="Leeds")
     said = []
     for i in range(12):
         r.at(f"2024-{3 + i % 6:02d}-10T10:00:00")
-        said.append(r.render_act("k", [act])[0])
-    assert sum("pledged" in u for u in said) == 1 and sum("festival" in u for u in said) == 1, said
-    assert sum("hurts" in u for u in said) == 10
+        said.append(r.render_act("k", acts)[0])
+    assert sum("pledge" in u for u in said) == 1 and sum("festival" in u for u in said) == 1, said
+    assert sum("hurts" in u or "aches" in u for u in said) == 10
 
 
 def test_the_same_seed_gives_the_same_bytes(tmp_path, suites):
@@ -184,14 +187,14 @@ def test_a_fixed_part_keeps_its_first_value_and_a_weekday_or_friend_occasion_is_
     # snorkel masks bought for Ethan, later the same purchase for Farah.
     asks = [Exchange(user=f"Question {i}?", assistant="Answer.") for i in range(6)]
     kid = Act(context=["Bedtime with {kid} is a battle.", "{kid} loves {toy}."], asks=asks)
-    occasions = Act(context=["The wake is on {weekday}.", "Bought masks for {friend} and me.", "My knee hurts.",
-                             "My back hurts."], asks=asks)
+    occasions = [Act(context=["The wake is on {weekday}.", "My knee hurts.", "My knee aches."], asks=asks),
+                 Act(context=["Bought masks for {friend} and me.", "My back hurts.", "My back aches."], asks=asks)]
     parts = {"kid": ["our son", "our daughter", "our youngest"], "toy": ["blocks", "puzzles", "trains", "dolls"]}
     r = Renderer(CAT, random.Random(3), "Ana", {"Ana"}, home_city="Leeds")
     said = [r.render_act("kids", [kid], parts, fixed=["kid"])[0] for _ in range(12)]
     assert len({k for u in said for k in parts["kid"] if k in u.lower()}) == 1, said
     assert len({t for u in said for t in parts["toy"] if t in u}) > 1, said  # an ordinary part is drawn each time
-    told = [r.render_act("occasions", [occasions])[0] for _ in range(12)]
+    told = [r.render_act("occasions", occasions)[0] for _ in range(12)]
     assert sum("wake" in u for u in told) == 1 and sum("masks" in u for u in told) == 1, told
 
 
