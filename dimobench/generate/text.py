@@ -29,6 +29,8 @@ HOURS: dict[str, tuple[int, int]] = {
     "late evening": (21, 22),
 }
 """The hours (first, last) a ``{time_of_day}`` word covers; a v3 ``{clock}`` is drawn inside them."""
+_NOW = re.compile(r"\b(?:I'm|I am|we're|we are|is|are|am)\b[^.?!]*\{time_of_day\}", re.IGNORECASE)
+"""A sentence in the present tense about this part of the day: its ``{time_of_day}`` is the part the turn is in."""
 LEAD_SHARE = 1 / 3
 """Share of composed turns that open with one of the catalog's leads."""
 _PRONOUNS = {"f": {"he": "she", "them": "her", "their": "her"}, "m": {"he": "he", "them": "him", "their": "his"}}
@@ -55,6 +57,8 @@ class Renderer:
         """Act contexts this persona has told. One with an occasion's own day, time, price, count or friend
         (:data:`EVENT_SLOTS`) is not told again while any other turn can be written ("pledged £1,200" then
         "pledged £600"); any other is told again only after six draws found no untold one."""
+        self._said: set[str] = set()
+        """Composed turns this persona has said, without their lead."""
         self._kept: dict[tuple[str, ...], str] = {}
         """Fixed parts (``StateEntry.fixed_parts``) as first drawn for this persona: (part name, its values) ->
         value."""
@@ -82,7 +86,7 @@ class Renderer:
     def _draw(self, key: str, pool: list[Exchange]) -> Exchange:
         return pool[self._draw_index(key, len(pool))]
 
-    def _slots(self, extra: dict[str, str]) -> dict[str, str]:
+    def _slots(self, extra: dict[str, str], template: str = "") -> dict[str, str]:
         s = self.catalog.slots
         friend, friend2 = self.rng.sample(self._friends, 2)
         values = {
@@ -91,15 +95,19 @@ class Renderer:
             **{k: self.rng.choice(v) for k, v in s.items()},
         }
         if self.catalog.text_rules == "v3":
-            values.update(self._typed(values))
+            values.update(self._typed(values, bool(_NOW.search(template))))
         values.update(extra)
         return values
 
-    def _typed(self, values: dict[str, str]) -> dict[str, str]:
+    def _typed(self, values: dict[str, str], now: bool = False) -> dict[str, str]:
         typed: dict[str, str] = {}
         if self.hour is not None:
+            # a part of the day already begun ("what I did this morning"); a text in the present tense ("I'm
+            # setting it up this morning", :data:`_NOW`) gets the part the turn is in, the latest begun, so it is
+            # not written at 22:12 (the seed-1481 blind read)
             begun = [w for w in self.catalog.slots.get("time_of_day", []) if HOURS.get(w, (24, 24))[0] <= self.hour]
-            typed["time_of_day"] = values["time_of_day"] = self.rng.choice(begun or ["morning"])
+            typed["time_of_day"] = values["time_of_day"] = (max(begun, key=lambda w: HOURS[w][0], default="morning")
+                                                            if now else self.rng.choice(begun or ["morning"]))
         if self.month is not None:
             typed["month"] = values["month"] = MONTHS[self.month - 1]
             typed["past_month"], typed["later_month"] = MONTHS[(self.month - 4) % 12], MONTHS[(self.month + 2) % 12]
@@ -119,7 +127,7 @@ class Renderer:
         spare: tuple[str, str] | None = None
         for _ in range(12):
             ex = self._draw(key, pool)
-            values = self._slots(extra)
+            values = self._slots(extra, ex.user)
             user, reply = _fill(ex.user, values), _fill(ex.assistant, values)
             if self._fits(user, reply):
                 break
@@ -147,6 +155,10 @@ class Renderer:
         spare: tuple[str, str, Act, str, bool] | None = None  # (user, reply, act, context, an occasion retold)
         for attempt in range(24):
             act = acts[self._draw_index(key, len(acts))]
+            for _ in range(len(acts) if attempt < 6 else 0):  # first, an act with something left to tell
+                if any(c not in self._told for c in act.context):
+                    break
+                act = acts[self._draw_index(key, len(acts))]
             # the first draws take only contexts this persona has not told (the same back injury is not news
             # twice), the next any context but an occasion already told, the last any at all: a turn can still
             # be written when the untold ones are out of season or barred now (an occasion is then told again
@@ -163,13 +175,17 @@ class Renderer:
                 lead = (self.rng.choice(self.catalog.leads)
                         if self.catalog.leads and self.rng.random() < LEAD_SHARE else "")
             values = self._slots({**{k: self._kept[kept[k]] if k in kept else self.rng.choice(v)
-                                     for k, v in (parts or {}).items()}, **extra})
-            user = " ".join(p for p in (lead, _fill(context, values), _fill(ask.user, values)) if p)
+                                     for k, v in (parts or {}).items()}, **extra}, f"{context} {ask.user}")
+            body = f"{_fill(context, values)} {_fill(ask.user, values)}"
+            user = f"{lead} {body}" if lead else body
             reply = _fill(ask.assistant, values)
             event = self.catalog.text_rules == "v3" and bool(EVENT_SLOTS.search(context))
             retold = event and context in self._told
-            if not retold and not (fresh and context in self._told) and self._fits(user, reply):
+            # new means new without its lead: the same sentence after "Let me run something by you." is said again
+            if not retold and not (fresh and context in self._told) and body not in self._said \
+                    and self._fits(user, reply):
                 self._tell(act, context)
+                self._said.add(body)
                 break
             if self._allowed(user, reply) and (spare is None or (spare[4] and not retold)):
                 # the first allowed draw, replaced once by one that tells no occasion again

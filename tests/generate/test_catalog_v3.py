@@ -208,3 +208,18 @@ def test_months_before_and_after_the_turn_are_typed_slots():
     said = [r.render_act("k", [act])[0] for _ in range(6)]
     assert any("by June" in u for u in said) and any("since December" in u for u in said), said
     assert not any("March" in u for u in said), said
+
+
+def test_a_present_tense_time_of_day_is_the_part_of_the_day_the_turn_is_in_and_no_turn_repeats_behind_a_lead():
+    # The blind read of seed 1481: "I'm setting it up for him this morning" at 22:12, and the same wine-list
+    # question said twice, the second time after "Let me run something by you."
+    asks = [Exchange(user="Any tips?", assistant="Yes."), Exchange(user="Thoughts?", assistant="Sure.")]
+    act = Act(context=["I'm setting the phone up for Dad this {time_of_day}.", "Dad and I are clearing the shed "
+                       "this {time_of_day}.", "Cleared the loft this {time_of_day}."], asks=asks)
+    r = Renderer(CAT, random.Random(4), "Ana", {"Ana"}, home_city="Leeds")
+    r.at("2024-06-16T22:12:00")
+    said = [r.render_act("k", [act])[0] for _ in range(6)]
+    present = [u for u in said if "setting" in u or "clearing" in u]
+    assert present and all("this evening" in u for u in present), said
+    bodies = [next((u[len(lead) + 1:] for lead in CAT.leads if u.startswith(lead + " ")), u) for u in said]
+    assert len(set(bodies)) == len(bodies), said
