@@ -93,12 +93,14 @@ def noise_note(accuracy: object, null_p95: object, gates: object) -> str:
     """For a card whose ``no_context`` gate failed while its strongest no-context attack scores no more than a
     leak-free suite of its shape does 95 times in 100: the sentence that says so (empty otherwise; ``gates`` as
     the card's ``gates`` list). Ten personas give few independent units, so one suite cannot tell a leak of a few
-    points from chance; several seeds audited together can."""
+    points from chance; attacks trained on other seeds' suites, averaged over several test suites, can (auditing
+    suites together, leave-one-persona-out, cannot: a learned attack then exploits the held-out persona's own
+    share missing from its training counts)."""
     failed = any(g.get("name") == "no_context" and not g.get("passed") for g in gates
                  if isinstance(g, dict)) if isinstance(gates, list) else False
     if not failed or not isinstance(accuracy, int | float) or not isinstance(null_p95, int | float) \
             or accuracy > null_p95:
         return ""
     return (f"The strongest attack is within chance for a suite of this size (a leak-free one scores up to "
-            f"{100 * null_p95:.1f}%, 95 times in 100): audit several seeds together (`dimobench audit S1 S2 S3 ...`) "
-            f"for a bound that can tell.")
+            f"{100 * null_p95:.1f}%, 95 times in 100): one suite cannot tell; train the attacks on suites of other "
+            f"seeds (`dimobench audit DIR --train OTHER ...`) and compare several suites.")
