@@ -49,8 +49,15 @@ def barred_pattern(words: frozenset[str]) -> re.Pattern[str] | None:
     return re.compile(rf"(?<![\w-])(?:{alternatives})(?:e?s)?(?![\w-])", re.IGNORECASE)
 
 
+_ANY_SEASONAL = re.compile("|".join(f"(?:{pattern.pattern})" for pattern, _ in SEASONAL), re.IGNORECASE)
+"""Every :data:`SEASONAL` pattern in one: most texts have no seasonal word, and one search tells (the renderer
+asks for every draw)."""
+
+
 def in_season(text: str, month: int) -> bool:
     """Whether every seasonal word of ``text`` (:data:`SEASONAL`) fits ``month`` (1-12)."""
+    if not _ANY_SEASONAL.search(text):
+        return True
     return all(month in months for pattern, months in SEASONAL if pattern.search(text))
 
 
