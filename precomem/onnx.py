@@ -1,4 +1,11 @@
-"""The MiniLM BERT modules through ONNX Runtime: exported in memory once per process, nothing written to disk.
+"""The MiniLM BERT modules through ONNX Runtime: exported once, kept in a cache folder of our own.
+
+Exporting needs torch and sentence-transformers, whose imports alone cost ~7 s, and the export ~2 s more: paid
+by every evaluation worker, that was a tenth of a run. So an export is written (atomically) to
+``$PRECOMEM_ONNX_CACHE`` (default ``$XDG_CACHE_HOME/precomem/onnx``, else ``~/.cache/precomem/onnx``), named by
+a digest of the weights' bytes, the exporter's versions and the output; a later process loads it with
+ONNX Runtime and the model folder's ``tokenizer.json`` alone (:class:`FastTokenizer`, the same ids as
+transformers' fast tokenizer), without importing torch. ``PRECOMEM_ONNX_CACHE=off`` keeps exports in memory.
 
 On a CPU, ONNX Runtime runs the same all-MiniLM-L6-v2 in float32 about twice as fast as torch for one sentence
 (cosine to torch's vectors 0.9999999; ``benchmarks/encoders.py``). Int8 dynamic quantisation is faster still but
@@ -16,10 +23,11 @@ from __future__ import annotations
 
 import io
 import os
+import sys
 import tempfile
 import threading
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
@@ -143,6 +151,110 @@ class OnnxBert:
 
 _EXPORTS: dict[tuple[str, str, bool], OnnxBert] = {}
 _LOCK = threading.Lock()
+CACHE_ENV = "PRECOMEM_ONNX_CACHE"
+"""Environment variable naming the folder for exported models (``off``: none, exports stay in memory)."""
+_CACHE_FORMAT = 1
+"""Bumped when what a cached file holds changes, so that older files are never read as newer ones."""
+
+
+def process_threads() -> int:
+    """The process's intra-op thread count: torch's when torch is loaded, else ``OMP_NUM_THREADS`` (what an
+    evaluation worker sets before anything loads), else the machine's cores. ONNX Runtime's outputs are the same
+    bits on any count, so this only decides speed."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        return int(torch.get_num_threads())
+    env = os.environ.get("OMP_NUM_THREADS", "").strip()
+    return int(env) if env.isdigit() and int(env) > 0 else (os.cpu_count() or 1)
+
+
+def cache_folder() -> Path | None:
+    """Where exports are kept, or None when ``PRECOMEM_ONNX_CACHE`` is ``off`` (or empty)."""
+    env = os.environ.get(CACHE_ENV)
+    if env is not None:
+        env = env.strip()
+        return None if env.lower() in ("", "off", "0", "none") else Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
+    return Path(base) / "precomem" / "onnx"
+
+
+def _file_digest(path: Path) -> str:
+    import hashlib
+
+    with path.open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def _versions() -> dict[str, str]:
+    from importlib import metadata
+
+    out = {}
+    for dist in ("torch", "onnx", "onnxruntime"):
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "-"
+    return out
+
+
+def cache_key(output: str, quantized: bool, files: Sequence[Path]) -> str:
+    """Digest naming an export: the weights' bytes, the output, int8 or not, and the exporter's versions."""
+    import hashlib
+    import json
+
+    text = json.dumps({"format": _CACHE_FORMAT, "output": output, "int8": quantized, "versions": _versions(),
+                       "files": [_file_digest(f) for f in files]}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _read_cached(folder: Path | None, key: str) -> bytes | None:
+    if folder is None:
+        return None
+    try:
+        return (folder / f"{key}.onnx").read_bytes()
+    except OSError:
+        return None
+
+
+def _write_cached(folder: Path | None, key: str, model: bytes) -> None:
+    """Write atomically (a temporary file in the folder, then a rename): a reader sees the whole file or none,
+    and two processes exporting at once both write the same bytes. A folder we cannot write is no error."""
+    if folder is None:
+        return
+    tmp: Path | None = None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{key}-", suffix=".tmp", delete=False) as fh:
+            tmp = Path(fh.name)
+            fh.write(model)
+        os.replace(tmp, folder / f"{key}.onnx")
+    except OSError:
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+
+
+class FastTokenizer:
+    """A model folder's ``tokenizer.json`` run by the ``tokenizers`` library as transformers' fast tokenizer runs
+    it with ``padding=True, truncation=True, max_length=...``: pad to the longest row, truncate longest first.
+    It gives the same ids (``tests/precomem/test_onnx_cache.py``) without importing transformers or torch."""
+
+    def __init__(self, folder: Path, max_length: int) -> None:
+        """Load ``folder/tokenizer.json``; rows are cut at ``max_length`` tokens."""
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        tok.no_padding()
+        tok.enable_truncation(max_length=max_length, strategy="longest_first")
+        pad = tok.token_to_id("[PAD]")
+        tok.enable_padding(pad_id=0 if pad is None else pad, pad_token="[PAD]", pad_type_id=0)
+        self._tok = tok
+
+    def __call__(self, texts: Sequence[str], pairs: Sequence[str] | None = None) -> dict[str, np.ndarray]:
+        """``input_ids``, ``attention_mask`` and ``token_type_ids`` as int64 arrays, one row per text (or pair)."""
+        rows = self._tok.encode_batch(list(texts) if pairs is None else list(zip(texts, pairs, strict=True)))
+        return {"input_ids": np.array([r.ids for r in rows], dtype=np.int64),
+                "attention_mask": np.array([r.attention_mask for r in rows], dtype=np.int64),
+                "token_type_ids": np.array([r.type_ids for r in rows], dtype=np.int64)}
 
 
 def _export(module: Any, output: str, example: Mapping[str, Any]) -> bytes:
@@ -189,23 +301,48 @@ def _quantize(model: bytes) -> bytes:
         return out.read_bytes()
 
 
-def onnx_module(key: str, module: Any, output: str, example: Mapping[str, Any], quantized: bool) -> OnnxBert:
-    """``module`` (a BERT taking ``input_ids``, ``attention_mask``, ``token_type_ids``) exported once per process
-    under ``key`` (the caller's name for the weights); ``output`` is the attribute of its result to return
-    (``last_hidden_state`` or ``logits``); ``example`` is a tokenised numpy batch to trace with (give it padding,
-    so that the mask's path is traced). Raises whatever the import, export or first session raises."""
-    import onnx  # noqa: F401  (the exporter needs it; a missing one must fail here, not fall back half-way)
-    import onnxruntime  # noqa: F401
+def onnx_module(key: str, module: Callable[[], Any], output: str, example: Mapping[str, Any], quantized: bool,
+                files: Sequence[Path] = ()) -> OnnxBert:
+    """A BERT (taking ``input_ids``, ``attention_mask``, ``token_type_ids``) on ONNX Runtime, once per process
+    under ``key`` (the caller's name for the weights). With ``files`` (the weights it is built from), the export
+    is read from and written to :func:`cache_folder`, and ``module()`` (which builds the torch module) is only
+    called when no cached copy loads. ``output`` is the attribute of its result to return (``last_hidden_state``
+    or ``logits``); ``example`` is a tokenised numpy batch to trace with (give it padding, so that the mask's path
+    is traced). Raises whatever the import, export or first session raises."""
+    import onnxruntime  # noqa: F401  (a missing runtime must fail here, not fall back half-way)
 
     with _LOCK:
         cache = (key, output, quantized)
         if cache not in _EXPORTS:
-            fp32 = _EXPORTS.get((key, output, False))
-            model = fp32._model if fp32 is not None else _export(module, output, example)
-            runner = OnnxBert(_quantize(model) if quantized else model, output)
-            runner.session(1)  # a model that exports but does not load must fail now, not on first use
+            folder = cache_folder() if files else None
+            disk = cache_key(output, quantized, files) if folder is not None else ""
+            runner = _cached_runner(folder, disk, output)
+            if runner is None:
+                fp32 = _EXPORTS.get((key, output, False))
+                if fp32 is not None:
+                    model = fp32._model
+                else:
+                    import onnx  # noqa: F401  (the exporter needs it)
+
+                    model = _export(module(), output, example)
+                runner = OnnxBert(_quantize(model) if quantized else model, output)
+                runner.session(1)  # a model that exports but does not load must fail now, not on first use
+                _write_cached(folder, disk, runner._model)
             _EXPORTS[cache] = runner
         return _EXPORTS[cache]
+
+
+def _cached_runner(folder: Path | None, key: str, output: str) -> OnnxBert | None:
+    """The cached export as a loaded runner, or None (no cache, no file, or a file that does not load)."""
+    model = _read_cached(folder, key)
+    if model is None:
+        return None
+    runner = OnnxBert(model, output)
+    try:
+        runner.session(1)
+    except Exception:  # a damaged file is exported again and replaced, never trusted
+        return None
+    return runner
 
 
 def choose(runtime: str, build: Callable[[bool], OnnxBert], what: str,

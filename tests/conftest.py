@@ -28,11 +28,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="session")
+def _onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One ONNX export cache for the session: content-keyed, so sharing it is safe, and a per-test one would
+    write ~110 MB per test that loads the models."""
+    return tmp_path_factory.mktemp("onnx-cache")
+
+
 @pytest.fixture(autouse=True)
-def _isolate(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolate(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, _onnx_cache: Path) -> None:
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("DIMOBENCH_CACHE_DIR", str(home / "cache"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / "xdg-cache"))
+    monkeypatch.setenv("PRECOMEM_ONNX_CACHE", str(_onnx_cache))
     monkeypatch.delenv("DIMOBENCH_CATALOG", raising=False)
 
 

