@@ -8,6 +8,7 @@ them, so ``import dimobench.api`` stays quick.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,8 +69,9 @@ def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False,
     verifier records calls it could not make in ``out/.dimobench/`` (see
     :func:`dimobench.verify.llm.last_verify_run`); their items stay UNSCORED.
 
-    ``audit=True`` then attacks the written suite (:func:`audit_suite`, leave-one-persona-out) and records the
-    validity card in the manifest (``audit``) and the suite's README; a failed gate does not fail generation.
+    ``audit=True`` then attacks the written suite (:func:`audit_suite`, its learned attacks trained on three
+    offline suites of other seeds, :func:`reference_seeds`) and records the validity card in the manifest
+    (``audit``) and the suite's README; a failed gate does not fail generation.
     """
     from dimobench.backends import resolve_backend
 
@@ -149,12 +151,40 @@ def _generate_into(out: Path, cfg: GenerateConfig, options: RunOptions, llm: Any
         from dimobench.audit import audit_suites
         from dimobench.audit.card import summary
 
-        manifest = _update_manifest(out, audit=summary(audit_suites([out])))
+        with tempfile.TemporaryDirectory(prefix="dimobench-reference-") as tmp:
+            manifest = _update_manifest(out, audit=summary(audit_suites([out], train=_reference_suites(cfg, tmp))))
         if progress:
             progress("audit", "done")
     if verify or audit:
         manifest = _update_manifest(out, status=status)
     return manifest
+
+
+REFERENCE_SUITES = 3
+"""How many suites of other seeds ``generate``'s audit trains the learned attacks on."""
+
+
+def reference_seeds(seed: int, n: int = REFERENCE_SUITES) -> list[int]:
+    """The seeds of a suite's reference suites: fixed by its seed and never equal to it."""
+    return [seed + 7_919 * (k + 1) for k in range(n)]
+
+
+def _reference_suites(cfg: GenerateConfig, folder: str | Path) -> list[Path]:
+    """Suites like ``cfg``'s but of other seeds, written offline into ``folder`` (a temporary one of ours), for
+    the learned attacks to train on.
+
+    Leave-one-persona-out training over-reads: the generator balances golds across a suite, so what a suite's
+    other personas teach is tilted against the held-out one, and a model fitted on that tilt scores above
+    chance where no leak is (seeds 1461-1465: combined 0.347 pooled against 0.246 when trained on other
+    suites; README "Audit protocol"). Suites of other seeds are what an attacker really learns from, and the
+    relabelling null is right for an attack so trained. An LLM generator's suite gets offline references: its
+    options start from the same plan."""
+    paths = []
+    for seed in reference_seeds(cfg.seed):
+        path = Path(folder) / f"reference-seed-{seed}"
+        generate_suite(cfg.model_copy(update={"seed": seed, "generator": "offline"}), path)
+        paths.append(path)
+    return paths
 
 
 def _human_verdicts(out: Path) -> tuple[list[str], object] | None:

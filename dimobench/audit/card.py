@@ -90,6 +90,10 @@ def summary(report: AuditReport) -> dict[str, object]:
             "gates": [g.model_dump(mode="json") for g in report.gates]}
 
 
+_LOPO = ("the other personas (leave-one-persona-out: on a generated suite, whose golds are balanced across its "
+         "personas, this reads high; `--train` suites of other seeds do not)")
+
+
 def _pct(x: float | None) -> str:
     return "n/a" if x is None else f"{100 * x:.1f}%"
 
@@ -103,7 +107,7 @@ def markdown(report: AuditReport) -> str:
     lines = [f"# Validity audit: {', '.join(report.suites)}", "",
              f"**{'PASS' if report.passed else 'FAIL'}** on {report.items} multiple-choice items "
              f"(chance {_pct(report.chance)}); attacks trained on "
-             f"{', '.join(report.train) if report.train else 'the other personas (leave-one-persona-out)'}.", "",
+             f"{', '.join(report.train) if report.train else _LOPO}.", "",
              "| gate | measured | limit | |", "|---|---|---|---|"]
     best = report.strongest
     note = noise_note(best.accuracy if best else None, report.strongest_null_p95,

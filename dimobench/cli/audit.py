@@ -14,7 +14,8 @@ import typer
 def audit(
     suites: Annotated[list[Path], typer.Argument(help="Suite directories, audited together.")],
     train: Annotated[Optional[list[Path]], typer.Option(
-        help="Suites the learned attacks train on (e.g. other seeds); default: leave-one-persona-out.")] = None,
+        help="Suites the learned attacks train on (other seeds of the same config); default: leave-one-persona-out, "
+             "which reads high on a generated suite (its golds are balanced across personas).")] = None,
     against: Annotated[Optional[list[Path]], typer.Option(
         help="Suites whose user turns this one should not repeat verbatim.")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Write audit.json and audit.md here (an empty folder, or one "

@@ -73,11 +73,12 @@ def audit_section(manifest: Manifest) -> str:
     flags = audit.get("flags") or {}
     raised = ", ".join(f"{k} {v}" for k, v in flags.items() if v) or "none"
     noise = noise_note(best.get("accuracy"), best.get("null_p95"), audit.get("gates"))
+    trained = _trained(audit.get("train"))
     return f"""
 ## Validity audit: {'PASS' if audit.get('passed') else 'FAIL'}
 
 Can this suite be answered without memory? `dimobench audit` attacked its {audit.get('items')} questions
-(chance {pct(audit.get('chance'))}; learned attacks trained {audit.get('train')}). The strongest no-context attack,
+(chance {pct(audit.get('chance'))}; learned attacks trained {trained}). The strongest no-context attack,
 **{best.get('name')}**, scores **{pct(best.get('accuracy'))}**{null}; word-overlap shortcuts:
 {', '.join(f"{k} {pct(v)}" for k, v in (audit.get('shortcuts') or {}).items())}. Flagged items:
 {audit.get('flagged_items')} ({raised}).{' ' + noise if noise else ''} Rerun `dimobench audit DIR --train
@@ -87,6 +88,13 @@ OTHER_SEED --out card/` for the full card.
 |---|---|---|---|
 {rows}
 """
+
+
+def _trained(train: object) -> str:
+    """How the card names what the learned attacks were trained on (a list of suites, or a protocol's name)."""
+    if isinstance(train, list):
+        return "on " + ", ".join(str(t).removeprefix("train:") for t in train)
+    return str(train)
 
 
 def noise_note(accuracy: object, null_p95: object, gates: object) -> str:
