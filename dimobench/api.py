@@ -69,9 +69,9 @@ def generate_suite(cfg: GenerateConfig, out: str | Path, *, force: bool = False,
     verifier records calls it could not make in ``out/.dimobench/`` (see
     :func:`dimobench.verify.llm.last_verify_run`); their items stay UNSCORED.
 
-    ``audit=True`` then attacks the written suite (:func:`audit_suite`, its learned attacks trained on three
-    offline suites of other seeds, :func:`reference_seeds`) and records the validity card in the manifest
-    (``audit``) and the suite's README; a failed gate does not fail generation.
+    ``audit=True`` then attacks the written suite (:func:`audit_suite`; offline, its learned attacks train on
+    three suites of other seeds, :func:`reference_seeds`; LLM-written, leave-one-persona-out) and records the
+    validity card in the manifest (``audit``) and the suite's README; a failed gate does not fail generation.
     """
     from dimobench.backends import resolve_backend
 
@@ -152,7 +152,10 @@ def _generate_into(out: Path, cfg: GenerateConfig, options: RunOptions, llm: Any
         from dimobench.audit.card import summary
 
         with tempfile.TemporaryDirectory(prefix="dimobench-reference-") as tmp:
-            manifest = _update_manifest(out, audit=summary(audit_suites([out], train=_reference_suites(cfg, tmp))))
+            # An LLM wrote the text: offline references would teach attacks on text it did not write, and read
+            # low, so such a suite keeps leave-one-persona-out, which reads high (a failed gate, not a missed leak).
+            train = _reference_suites(cfg, tmp) if run["llm"] is None else []
+            manifest = _update_manifest(out, audit=summary(audit_suites([out], train=train)))
         if progress:
             progress("audit", "done")
     if verify or audit:
@@ -177,12 +180,12 @@ def _reference_suites(cfg: GenerateConfig, folder: str | Path) -> list[Path]:
     other personas teach is tilted against the held-out one, and a model fitted on that tilt scores above
     chance where no leak is (seeds 1461-1465: combined 0.347 pooled against 0.246 when trained on other
     suites; README "Audit protocol"). Suites of other seeds are what an attacker really learns from, and the
-    relabelling null is right for an attack so trained. An LLM generator's suite gets offline references: its
-    options start from the same plan."""
+    relabelling null is right for an attack so trained. Offline only: an LLM-written suite is not audited this
+    way (see the caller)."""
     paths = []
     for seed in reference_seeds(cfg.seed):
         path = Path(folder) / f"reference-seed-{seed}"
-        generate_suite(cfg.model_copy(update={"seed": seed, "generator": "offline"}), path)
+        generate_suite(cfg.model_copy(update={"seed": seed}), path)
         paths.append(path)
     return paths
 

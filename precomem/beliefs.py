@@ -6,7 +6,6 @@ retrieval stays a handful of vector operations over the whole store whatever its
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,16 +18,20 @@ HALF_PRECISION_ROWS = 20_000
 """Stores at least this large score dense similarity on a float16 mirror (when torch is installed)."""
 
 
+_TORCH: list[Any] = []
+
+
 def _torch() -> Any:
     """torch, imported on first need, or None where it is not installed: whether the float16 mirror is used must
     not depend on what else this process happened to import first."""
-    if "torch" in sys.modules:
-        return sys.modules["torch"]
-    try:
-        import torch
-    except ImportError:
-        return None
-    return torch
+    if not _TORCH:
+        try:
+            import torch
+        except ImportError:
+            _TORCH.append(None)
+        else:
+            _TORCH.append(torch)
+    return _TORCH[0]
 
 
 @dataclass

@@ -104,7 +104,8 @@ def minilm_available() -> bool:
 
 
 STORE_ROWS = 50_000
-"""Rows the process's vector store keeps per model (~75 MB at 384 floats), oldest evicted first."""
+"""Rows the process's vector store keeps per model (~75 MB of float32 rows at 384 wide, plus the texts), oldest
+evicted first."""
 _STORE: dict[tuple[str, str], dict[str, np.ndarray]] = {}
 _STORE_LOCK = threading.Lock()
 
@@ -148,7 +149,7 @@ class MiniLMEncoder:
 
     @property
     def runtime(self) -> str:
-        """What runs the encodes: ``torch``, ``onnx`` or ``onnx-int8`` (asking loads the model)."""
+        """What runs the encodes: ``torch``, ``onnx`` or ``onnx-int8`` (asking loads the model, or its export)."""
         self._backend()
         return str(self._ran)
 
@@ -159,8 +160,8 @@ class MiniLMEncoder:
 
     def _backend(self) -> OnnxBert | None:
         if self._ran is None:
-            self._ran, self._onnx = choose(self._requested, self._export, f"the sentence encoder at {self._path}",
-                                           self.device)
+            ran, onnx = choose(self._requested, self._export, f"the sentence encoder at {self._path}", self.device)
+            self._onnx, self._ran = onnx, ran  # ``_ran`` last: another thread reads it as "loaded"
         return self._onnx
 
     def _export(self, quantized: bool) -> OnnxBert:
@@ -175,7 +176,7 @@ class MiniLMEncoder:
                 return_tensors="np")
         else:
             self._tokenize = FastTokenizer(Path(self._path), max_length)
-            files = (Path(self._path) / "model.safetensors",)
+            files = (Path(self._path) / "model.safetensors", Path(self._path) / "config.json")
         example = self._tokenize(["A short one.", "A somewhat longer sentence, for the padding."])
         return onnx_module(f"sentence-transformer:{self._path}", lambda: list(self.model)[0].auto_model,  # type: ignore[call-overload]
                            "last_hidden_state", example, quantized, files)
@@ -185,8 +186,13 @@ class MiniLMEncoder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         onnx = self._backend()
-        if onnx is not None:
+        if onnx is not None and self._ran == "onnx":
             return self._remembered(onnx, texts)
+        if onnx is not None:  # int8 scales each batch as a whole: a row depends on its batch, so none is shared
+            threads = per_turn_threads(self._threads, True) if len(texts) <= 8 else None
+            if threads is None:
+                return _onnx_encode(self._tokenize, onnx, texts, process_threads(), 64)
+            return _onnx_encode(self._tokenize, onnx, texts, threads, len(texts))
         threads = per_turn_threads(self._threads, False) if len(texts) <= 8 else None
         model = self.model
         if threads is None:
@@ -208,7 +214,7 @@ class MiniLMEncoder:
     def _remembered(self, onnx: OnnxBert, texts: list[str]) -> np.ndarray:
         """Rows from the process's vector store, the missing texts encoded once, in one call.
 
-        On ONNX Runtime a text's row is the same bits alone or padded in any batch (checked in
+        On ONNX Runtime in float32 a text's row is the same bits alone or padded in any batch (checked in
         ``tests/precomem/test_onnx_cache.py``), so a row is a function of its text alone and every encoder of
         the model in the process (the engine's per-turn one, the answerer's batches) can share it, whatever
         ran before in the process: in an evaluation, a third of the encodes were texts already encoded."""
@@ -279,7 +285,7 @@ def _plain_folder(folder: Path) -> int | None:
     modes = {k for k, v in pooling.items() if k.startswith("pooling_mode") and v}
     if (kinds != ["Transformer", "Pooling", "Normalize"] or modes != {"pooling_mode_mean_tokens"}
             or config.get("do_lower_case") or not (folder / "tokenizer.json").is_file()
-            or not (folder / "model.safetensors").is_file()):
+            or not (folder / "model.safetensors").is_file() or not (folder / "config.json").is_file()):
         return None
     return int(config.get("max_seq_length") or 512)
 
@@ -287,7 +293,7 @@ def _plain_folder(folder: Path) -> int | None:
 def _onnx_encode(tokenize: Callable[[list[str]], Mapping[str, Any]], onnx: OnnxBert, texts: list[str],
                  threads: int, batch_size: int) -> np.ndarray:
     """Mean-pooled, normalised rows from ONNX Runtime, batched as ``SentenceTransformer.encode`` batches (longest
-    texts first), so that a text is padded alongside the same neighbours whichever runtime runs."""
+    texts first; in float32 the rows do not depend on the batch, in int8 they do, so int8 keeps this order)."""
     order = np.argsort([-len(t) for t in texts], kind="stable")
     rows = []
     for i in range(0, len(texts), batch_size):

@@ -199,8 +199,10 @@ class CrossEncoderVerifier:
                                  ["Someone makes music.", "Dogs are asleep."], onnx=True)
         self.runtime, self._onnx = choose(
             runtime, lambda q: onnx_module(f"cross-encoder:{weights}:{base}", lambda: self.model, "logits", example, q,
-                                           (weights, base_file)),
+                                           (weights, weights.with_suffix(".json"), base_file, base / "config.json")),
             f"the NLI cross-encoder {weights.name}", self.device)
+        if self._onnx is None:
+            self.model  # noqa: B018  (on torch, shipped layers that do not match the base must fail here, not mid-run)
 
     @property
     def model(self) -> object:

@@ -102,8 +102,8 @@ def requested_runtime(runtime: str, device: str = "cpu") -> tuple[str, bool]:
 
 
 Threads: TypeAlias = int | None | Literal["auto"]
-"""A per-turn thread setting: a count, None (the process's torch thread count) or ``auto`` (see
-:func:`per_turn_threads`)."""
+"""A per-turn thread setting: a count, None (the process's thread count, :func:`process_threads`) or ``auto``
+(see :func:`per_turn_threads`)."""
 
 
 def per_turn_threads(setting: Threads, on_onnx: bool) -> int | None:
@@ -153,8 +153,13 @@ _EXPORTS: dict[tuple[str, str, bool], OnnxBert] = {}
 _LOCK = threading.Lock()
 CACHE_ENV = "PRECOMEM_ONNX_CACHE"
 """Environment variable naming the folder for exported models (``off``: none, exports stay in memory)."""
-_CACHE_FORMAT = 1
-"""Bumped when what a cached file holds changes, so that older files are never read as newer ones."""
+_CACHE_FORMAT = 2
+"""Bumped when what a cached file holds or how it is exported changes, so that older files are never read."""
+OPSET = 17
+"""The ONNX opset exports are written in."""
+_HEADER = 65
+"""A cached file starts with the sha256 of the rest, in hex, and a newline: a file damaged in any byte is exported
+again, not only one ONNX Runtime refuses."""
 
 
 def process_threads() -> int:
@@ -165,7 +170,9 @@ def process_threads() -> int:
     if torch is not None:
         return int(torch.get_num_threads())
     env = os.environ.get("OMP_NUM_THREADS", "").strip()
-    return int(env) if env.isdigit() and int(env) > 0 else (os.cpu_count() or 1)
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def cache_folder() -> Path | None:
@@ -189,7 +196,7 @@ def _versions() -> dict[str, str]:
     from importlib import metadata
 
     out = {}
-    for dist in ("torch", "onnx", "onnxruntime"):
+    for dist in ("torch", "transformers", "sentence-transformers", "onnx", "onnxruntime"):
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
@@ -198,35 +205,52 @@ def _versions() -> dict[str, str]:
 
 
 def cache_key(output: str, quantized: bool, files: Sequence[Path]) -> str:
-    """Digest naming an export: the weights' bytes, the output, int8 or not, and the exporter's versions."""
+    """Digest naming an export: the bytes of the files it is built from (weights, config, card), the output, int8
+    or not, the opset, and the versions of everything that traces, exports or quantises it."""
     import hashlib
     import json
 
-    text = json.dumps({"format": _CACHE_FORMAT, "output": output, "int8": quantized, "versions": _versions(),
-                       "files": [_file_digest(f) for f in files]}, sort_keys=True)
+    text = json.dumps({"format": _CACHE_FORMAT, "opset": OPSET, "output": output, "int8": quantized,
+                       "versions": _versions(), "files": [_file_digest(f) for f in files]}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def _read_cached(folder: Path | None, key: str) -> bytes | None:
+    """The cached export, or None when there is none or its bytes do not match the digest it was written with."""
+    import hashlib
+
     if folder is None:
         return None
     try:
-        return (folder / f"{key}.onnx").read_bytes()
+        data = (folder / f"{key}.onnx").read_bytes()
     except OSError:
         return None
+    head, model = data[:_HEADER], data[_HEADER:]
+    return model if head == hashlib.sha256(model).hexdigest().encode() + b"\n" else None
 
 
 def _write_cached(folder: Path | None, key: str, model: bytes) -> None:
-    """Write atomically (a temporary file in the folder, then a rename): a reader sees the whole file or none,
-    and two processes exporting at once both write the same bytes. A folder we cannot write is no error."""
+    """Write atomically (a temporary file in the folder, flushed to disk, then a rename): a reader sees the whole
+    file or none, and two processes exporting at once each rename a whole file. A folder we cannot write is no
+    error (the export stays in memory); temporary files a killed writer left over an hour ago are removed."""
+    import hashlib
+    import time
+
     if folder is None:
         return
     tmp: Path | None = None
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        for old in folder.glob(".*.tmp"):
+            if time.time() - old.stat().st_mtime > 3600:
+                old.unlink(missing_ok=True)
         with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{key}-", suffix=".tmp", delete=False) as fh:
             tmp = Path(fh.name)
+            fh.write(hashlib.sha256(model).hexdigest().encode() + b"\n")
             fh.write(model)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # a cache others on the machine may read, as any other user cache file
         os.replace(tmp, folder / f"{key}.onnx")
     except OSError:
         if tmp is not None:
@@ -278,7 +302,7 @@ def _export(module: Any, output: str, example: Mapping[str, Any]) -> bytes:
         torch.onnx.export(_Keywords(module).eval(), args, buf,  # type: ignore[arg-type]
                           input_names=list(INPUTS), output_names=[output],
                           dynamic_axes={k: {0: "batch", 1: "seq"} for k in (*INPUTS, output)},
-                          opset_version=17, dynamo=False)
+                          opset_version=OPSET, dynamo=False)
     return buf.getvalue()
 
 

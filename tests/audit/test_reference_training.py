@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 from dimobench.api import generate_suite, reference_seeds
@@ -11,7 +12,9 @@ from dimobench.generate.config import make_config
 
 def test_generate_audits_against_reference_suites_of_other_seeds(tmp_path: Path) -> None:
     cfg = make_config(personas=2, turns=200, drifts=1, seed=23)
+    before = {p.name for p in Path(tempfile.gettempdir()).glob("dimobench-reference-*")}
     generate_suite(cfg, tmp_path / "a", audit=True)
+    assert {p.name for p in Path(tempfile.gettempdir()).glob("dimobench-reference-*")} == before  # removed
     assert 23 not in reference_seeds(23) and len(set(reference_seeds(23))) == 3
     audit = json.loads((tmp_path / "a" / "manifest.json").read_text(encoding="utf-8"))["audit"]
     assert audit["train"] == [f"train:reference-seed-{s}" for s in reference_seeds(23)]

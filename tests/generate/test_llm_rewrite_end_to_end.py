@@ -51,6 +51,8 @@ def test_generate_validate_rerun_from_cache_and_no_key_written(provider: str, se
     manifest = json.loads((tmp_path / "a" / "manifest.json").read_text())
     assert manifest["status"] == "complete" and "llm_render" in manifest["stages"]
     assert manifest["config"]["backends"]["generator"].startswith(provider + "/")
+    # offline references would teach attacks on text the LLM did not write: its audit stays leave-one-persona-out
+    assert manifest["audit"]["train"] == "leave-one-persona-out"
     log = (tmp_path / "a" / ".dimobench" / "run.log.jsonl").read_text().splitlines()
     assert json.loads(log[-1])["calls"] == calls and json.loads(log[-1])["input_tokens"] > 0
 

@@ -60,6 +60,19 @@ def _cos(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->i", a, b)
 
 
+class _NoStore(dict):  # type: ignore[type-arg]
+    """A vector store that keeps nothing: every encode in this module runs the model, so that comparing two
+    encodes compares two runs, not a stored row with itself."""
+
+    def setdefault(self, key: object, default: object = None) -> dict:  # type: ignore[override,type-arg]
+        return {}
+
+
+@pytest.fixture(autouse=True)
+def _no_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(encoders, "_STORE", _NoStore())
+
+
 @pytest.fixture(scope="module")
 def torch_enc() -> MiniLMEncoder:
     return MiniLMEncoder(runtime="torch")
@@ -115,7 +128,6 @@ def test_torch_runtime_never_touches_onnx_runtime(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(OnnxBert, "run", refuse)
     assert torch_enc.encode(SENTENCES[:3]).shape == (3, 384)
     assert torch_enc.encode(SENTENCES).shape == (len(SENTENCES), 384)
-    monkeypatch.setattr(encoders, "_STORE", {})  # a row made earlier in the session would be served, not run
     with pytest.raises(AssertionError, match="ONNX Runtime ran"):
         onnx_enc.encode(["something new"])
 
