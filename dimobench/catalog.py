@@ -36,9 +36,11 @@ from dimobench.catalog_patterns import (  # noqa: F401  (re-exported: the catalo
 from dimobench.resources import resource_dir
 
 SLOTS: frozenset[str] = frozenset(
-    {"friend", "friend2", "weekday", "time_of_day", "clock", "city", "number", "month", "name"}
+    {"friend", "friend2", "weekday", "time_of_day", "clock", "city", "number", "month", "name", "someone"}
 )
-"""Slots every template may use; ``name`` is the persona's first name, the rest come from the catalog."""
+"""Slots every template may use; ``name`` is the persona's first name, the rest come from the catalog
+(``someone``, catalog-v3: an unnamed person whose gender no value fixes, "a neighbour", "my cousin"; at a text's
+start, which is capitalised, or inside a sentence, never after a sentence's end)."""
 
 TYPED_SLOTS: frozenset[str] = frozenset({"price", "friend_their", "friend_them", "friend_he", "past_month",
                                          "later_month"})

@@ -223,3 +223,32 @@ def test_a_present_tense_time_of_day_is_the_part_of_the_day_the_turn_is_in_and_n
     assert present and all("this evening" in u for u in present), said
     bodies = [next((u[len(lead) + 1:] for lead in CAT.leads if u.startswith(lead + " ")), u) for u in said]
     assert len(set(bodies)) == len(bodies), said
+
+
+def _strings(node: object) -> list[str]:
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, dict):
+        return [s for v in node.values() for s in _strings(v)]
+    if isinstance(node, list):
+        return [s for v in node for s in _strings(v)]
+    return []
+
+
+def test_someone_is_an_unnamed_person_of_no_gender_that_varies_between_suites(suites):
+    import json
+
+    from dimobench.catalog import relation_gender
+
+    files = [V3 / "templates.json", *sorted((V3 / "topics").glob("*.json"))]
+    uses = [t for f in files for t in _strings(json.loads(f.read_text(encoding="utf-8"))) if "{someone}" in t]
+    assert len(uses) >= 40, "fillers without a slot read the same in every suite"
+    values = CAT.slots["someone"]
+    assert len(values) >= 5 and all(relation_gender(v) is None and v == v.lower() for v in values)
+    for text in uses:  # lower-case values: never where a sentence starts, except the text's own start
+        assert not re.search(r"[.!?]\s+\{someone\}", text), text
+    said = [t.user for s in suites for t in s.dialogues]
+    found = Counter(v for t in said for v in values if v in t.lower())
+    assert len(found) >= 4, found
+    start = re.compile(rf"(^|[.!?]\s+)({'|'.join(map(re.escape, values))})")
+    assert not [t for t in said if start.search(t)], "a sentence that starts lower-case"
