@@ -172,7 +172,7 @@ def reference_seeds(seed: int, n: int = REFERENCE_SUITES) -> list[int]:
     return [seed + 7_919 * (k + 1) for k in range(n)]
 
 
-def _reference_suites(cfg: GenerateConfig, folder: str | Path) -> list[Path]:
+def _reference_suites(cfg: GenerateConfig, folder: str | Path, n: int = REFERENCE_SUITES) -> list[Path]:
     """Suites like ``cfg``'s but of other seeds, written offline into ``folder`` (a temporary one of ours), for
     the learned attacks to train on.
 
@@ -183,9 +183,10 @@ def _reference_suites(cfg: GenerateConfig, folder: str | Path) -> list[Path]:
     relabelling null is right for an attack so trained. Offline only: an LLM-written suite is not audited this
     way (see the caller)."""
     paths = []
-    for seed in reference_seeds(cfg.seed):
+    for seed in reference_seeds(cfg.seed, n):
         path = Path(folder) / f"reference-seed-{seed}"
-        generate_suite(cfg.model_copy(update={"seed": seed}), path)
+        if not path.exists():  # two audited suites may share a reference
+            generate_suite(cfg.model_copy(update={"seed": seed}), path)
         paths.append(path)
     return paths
 
@@ -245,16 +246,65 @@ def verify_suite(path: str | Path, verifier: str = "offline", only: list[str] | 
 
 def audit_suite(suites: Sequence[str | Path] | str | Path, *, train: Sequence[str | Path] = (),
                 against: Sequence[str | Path] = (), gates: dict[str, float] | None = None,
-                out: str | Path | None = None) -> AuditReport:
+                out: str | Path | None = None, reference: int = 0) -> AuditReport:
     """The validity card of one or more suites: no-context attacks, shortcut baselines, flags, lints, diversity.
 
-    ``train`` suites (other seeds) teach the learned attacks; without them each persona is attacked with what
-    the suite's other personas teach. ``gates`` override the default limits by name.
+    ``train`` suites (other seeds) teach the learned attacks; ``reference=N`` instead generates N offline suites
+    of other seeds from the config each audited suite's manifest records (:func:`reference_seeds`, what
+    ``generate``'s card trains on; ``ConfigError`` for an imported or LLM-written suite); with neither, each
+    persona is attacked with what the suite's other personas teach, which reads high on a generated suite.
+    ``gates`` override the default limits by name.
     """
     from dimobench.audit import audit_suites
+    from dimobench.errors import ConfigError
 
     paths = [suites] if isinstance(suites, str | Path) else list(suites)
-    return audit_suites(paths, train=train, against=against, gates=gates, out=out)
+    if reference < 0:
+        raise ConfigError(f"--reference {reference}: must be 0 or more")
+    if not reference:
+        return audit_suites(paths, train=train, against=against, gates=gates, out=out)
+    if train:
+        raise ConfigError("--reference and --train: give one of them")
+    with tempfile.TemporaryDirectory(prefix="dimobench-reference-") as tmp:
+        refs: list[Path] = []
+        for path in paths:
+            refs += _reference_suites_of(Path(path), Path(tmp), reference, {p.name for p in refs})
+        return audit_suites(paths, train=refs, against=against, gates=gates, out=out)
+
+
+def _reference_suites_of(suite: Path, folder: Path, n: int, made: set[str]) -> list[Path]:
+    """The reference suites of a generated suite, from the config and catalog its manifest records."""
+    import os
+
+    from dimobench.catalog import find_catalog
+    from dimobench.errors import ConfigError
+
+    manifest = load_suite(suite).manifest
+    config = dict(manifest.config)
+    backends = config.get("backends")
+    generator = backends.get("generator") if isinstance(backends, dict) else None
+    if manifest.status == "imported" or generator != "offline":
+        raise ConfigError(f"{suite}: --reference needs a suite dimobench generated offline (this one is "
+                          f"{'imported' if manifest.status == 'imported' else f'written by {generator}'}); "
+                          "give --train suites instead")
+    cfg = GenerateConfig.model_validate({k: v for k, v in config.items()
+                                         if k in GenerateConfig.model_fields and k not in ("generator", "verifier")})
+    recorded = config.get("catalog")
+    catalog = find_catalog(recorded) if isinstance(recorded, str) and recorded else None
+    if isinstance(recorded, str) and recorded and catalog is None:
+        raise ConfigError(f"{suite}: made from catalog {recorded!r}, which is not there")
+    before = os.environ.get("DIMOBENCH_CATALOG")
+    if catalog is not None:  # the generator reads the catalog from the environment, as `generate --catalog` sets it
+        os.environ["DIMOBENCH_CATALOG"] = str(catalog)
+    elif recorded is None:
+        os.environ.pop("DIMOBENCH_CATALOG", None)  # a suite that records none was made from the packaged one
+    try:
+        return [p for p in _reference_suites(cfg, folder, n) if p.name not in made]
+    finally:
+        if before is None:
+            os.environ.pop("DIMOBENCH_CATALOG", None)
+        else:
+            os.environ["DIMOBENCH_CATALOG"] = before
 
 
 def sample_review(suite: str | Path, out: str | Path, *, frac: float = 0.2, annotators: int = 2,

@@ -16,6 +16,9 @@ def audit(
     train: Annotated[Optional[list[Path]], typer.Option(
         help="Suites the learned attacks train on (other seeds of the same config); default: leave-one-persona-out, "
              "which reads high on a generated suite (its golds are balanced across personas).")] = None,
+    reference: Annotated[int, typer.Option(
+        help="Train the learned attacks on N offline suites of other seeds, generated from the config the suite's "
+             "manifest records (what generate's card does, with 3); for suites dimobench generated offline.")] = 0,
     against: Annotated[Optional[list[Path]], typer.Option(
         help="Suites whose user turns this one should not repeat verbatim.")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Write audit.json and audit.md here (an empty folder, or one "
@@ -39,13 +42,16 @@ def audit(
                 raise ConfigError(f"--gate {g!r}: expected NAME=NUMBER")
         from dimobench.api import audit_suite
 
-        report = audit_suite(suites, train=train or [], against=against or [], gates=limits, out=out)
+        report = audit_suite(suites, train=train or [], against=against or [], gates=limits, out=out,
+                             reference=reference)
     except DimobenchError as exc:
         typer.echo(f"dimobench: error: {exc}", err=True)
         raise typer.Exit(2) from None
     # typer takes `--train A B` as --train A plus a suite B to audit: say what was audited and what trained
-    typer.echo(f"audited: {', '.join(str(s) for s in suites)}; attacks trained on: "
-               f"{', '.join(str(t) for t in train) if train else 'the other personas (leave-one-persona-out)'}")
+    trained = (", ".join(str(t) for t in train) if train else
+               ", ".join(t.removeprefix("train:") for t in report.train) if reference else
+               "the other personas (leave-one-persona-out)")
+    typer.echo(f"audited: {', '.join(str(s) for s in suites)}; attacks trained on: {trained}")
     if train and len(suites) > 1:
         typer.echo("  (several suites are audited together; to train on several, repeat --train before each)")
     best = report.strongest

@@ -6,22 +6,56 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from dimobench.api import generate_suite, reference_seeds
 from dimobench.generate.config import make_config
 
 
-def test_generate_audits_against_reference_suites_of_other_seeds(tmp_path: Path) -> None:
+def test_generate_audits_against_reference_suites_of_other_seeds(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
     cfg = make_config(personas=2, turns=200, drifts=1, seed=23)
-    before = {p.name for p in Path(tempfile.gettempdir()).glob("dimobench-reference-*")}
+    private = tmp_path / "tmp"  # a temporary folder of this test's own: others on the machine use the shared one
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    import dimobench.api as api
+
+    folders: list[Path] = []
+    real = api._reference_suites
+    monkeypatch.setattr(api, "_reference_suites",
+                        lambda c, folder, n=3: (folders.append(Path(folder)), real(c, folder, n))[1])
     generate_suite(cfg, tmp_path / "a", audit=True)
-    assert {p.name for p in Path(tempfile.gettempdir()).glob("dimobench-reference-*")} == before  # removed
+    assert len(folders) == 1 and folders[0].parent == private
+    assert not list(private.iterdir())  # the references were written there and removed
     assert 23 not in reference_seeds(23) and len(set(reference_seeds(23))) == 3
     audit = json.loads((tmp_path / "a" / "manifest.json").read_text(encoding="utf-8"))["audit"]
     assert audit["train"] == [f"train:reference-seed-{s}" for s in reference_seeds(23)]
     assert "reference-seed-" in (tmp_path / "a" / "README.md").read_text(encoding="utf-8")
     # nothing of the references is left beside or inside the suite
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "tmp"]
     assert not [p for p in (tmp_path / "a").rglob("*") if "reference" in p.name]
     # the card is part of the suite's bytes: the same config and seed give the same manifest
     generate_suite(cfg, tmp_path / "b", audit=True)
     assert (tmp_path / "a" / "manifest.json").read_bytes() == (tmp_path / "b" / "manifest.json").read_bytes()
+
+
+def test_audit_reference_trains_as_generate_did_and_refuses_what_it_cannot_remake(tmp_path: Path) -> None:
+    from dimobench.importers import import_benchmark
+    from tests.helpers.cli import run_cli
+    from tests.helpers.importer_sources import locomo_sample, write_json
+
+    cfg = make_config(personas=2, turns=200, drifts=1, seed=31, qa_rules="valid")
+    generate_suite(cfg, tmp_path / "s", audit=True)
+    card = json.loads((tmp_path / "s" / "manifest.json").read_text(encoding="utf-8"))["audit"]
+    r = run_cli("audit", str(tmp_path / "s"), "--reference", "3", "--out", str(tmp_path / "card"))
+    assert r.returncode in (0, 1), r.stderr
+    seeds = reference_seeds(31)
+    assert r.stdout.splitlines()[0].endswith(", ".join(f"reference-seed-{s}" for s in seeds))
+    again = json.loads((tmp_path / "card" / "audit.json").read_text(encoding="utf-8"))
+    assert again["train"] == card["train"] == [f"train:reference-seed-{s}" for s in seeds]
+    assert (again["strongest"]["name"], again["strongest"]["accuracy"]) == (card["strongest"]["name"],
+                                                                             card["strongest"]["accuracy"])
+    import_benchmark("locomo", write_json(tmp_path / "locomo.json", locomo_sample()), tmp_path / "imported")
+    refused = run_cli("audit", str(tmp_path / "imported"), "--reference", "2")
+    assert refused.returncode == 2 and "--reference needs a suite dimobench generated offline" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
