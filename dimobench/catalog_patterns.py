@@ -61,6 +61,33 @@ def in_season(text: str, month: int) -> bool:
     return all(month in months for pattern, months in SEASONAL if pattern.search(text))
 
 
+_PRESENT = r"(?:\bI'm|\bI am|\bwe're|\bwe are|\bwhile I|'s|\bis|\bare|\bright now)\b"
+_BEDTIME = r"\b(?:before bed|bedtime|wind(?:ing)? down|lights out)\b"
+HOURLY: tuple[tuple[re.Pattern[str], int, int], ...] = tuple(
+    (re.compile(pattern, re.IGNORECASE), first, last) for pattern, first, last in (
+    # getting ready for bed, told as happening now ("I'm winding down with chamomile before bed"), not a habit
+    # ("I watch the highlights twice before bed"): from late afternoon into the small hours
+    (rf"{_PRESENT}[^.?!]*{_BEDTIME}|{_BEDTIME}[^.?!]*{_PRESENT}", 17, 2),
+    # up before the rest of the house or the street
+    (r"\bbefore (?:anyone|everyone|everybody)(?: else)?(?: [\w']+){0,4} (?:is|are|gets?) up\b", 3, 10),
+    # a part of the day still to come, in the present tense ("Mum's teaching me this afternoon"): not once it is over
+    (rf"{_PRESENT}[^.?!]*\b\w+ing\b[^.?!]*\bthis morning\b", 0, 11),
+    (rf"{_PRESENT}[^.?!]*\b\w+ing\b[^.?!]*\bthis afternoon\b", 0, 17),
+))
+"""Words that tie a user text to hours of the day (first, last; last < first wraps past midnight); a v3 turn is
+written only at an hour they fit (the blind read of seed 1631: "winding down before bed" at 08:13)."""
+_ANY_HOURLY = re.compile(r"before bed|bedtime|wind(?:ing)? down|lights out|is up|are up|gets? up|this morning|"
+                         r"this afternoon", re.IGNORECASE)
+
+
+def at_hour(text: str, hour: int) -> bool:
+    """Whether every hour-bound phrase of ``text`` (:data:`HOURLY`) fits ``hour`` (0-23)."""
+    if not _ANY_HOURLY.search(text):
+        return True
+    return all(first <= hour <= last if first <= last else (hour >= first or hour <= last)
+               for pattern, first, last in HOURLY if pattern.search(text))
+
+
 SLOT_SPAN = 40
 """Most characters a filled slot takes in :func:`template_pattern` (catalog-v3's longest fill is 22: "pair of
 lifting straps"), so a slot never reaches across a merged memory item from one sentence into another."""

@@ -33,6 +33,8 @@ from typing import Any, Literal, TypeAlias
 
 import numpy as np
 
+from precomem.export_cache import OPSET, cache_folder, cache_key, read_cached, write_cached
+
 RUNTIMES = ("auto", "torch", "onnx", "onnx-int8")
 """The runtime names the config and ``DIMOBENCH_RUNTIME`` accept."""
 ENV = "DIMOBENCH_RUNTIME"
@@ -151,17 +153,6 @@ class OnnxBert:
 
 _EXPORTS: dict[tuple[str, str, bool], OnnxBert] = {}
 _LOCK = threading.Lock()
-CACHE_ENV = "PRECOMEM_ONNX_CACHE"
-"""Environment variable naming the folder for exported models (``off``: none, exports stay in memory)."""
-_CACHE_FORMAT = 2
-"""Bumped when what a cached file holds or how it is exported changes, so that older files are never read."""
-OPSET = 17
-"""The ONNX opset exports are written in."""
-_HEADER = 65
-"""A cached file starts with the sha256 of the rest, in hex, and a newline: a file damaged in any byte is exported
-again, not only one ONNX Runtime refuses."""
-
-
 def process_threads() -> int:
     """The process's intra-op thread count: torch's when torch is loaded, else ``OMP_NUM_THREADS`` (what an
     evaluation worker sets before anything loads), else the machine's cores. ONNX Runtime's outputs are the same
@@ -173,88 +164,6 @@ def process_threads() -> int:
     if env.isdigit() and int(env) > 0:
         return int(env)
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
-def cache_folder() -> Path | None:
-    """Where exports are kept, or None when ``PRECOMEM_ONNX_CACHE`` is ``off`` (or empty)."""
-    env = os.environ.get(CACHE_ENV)
-    if env is not None:
-        env = env.strip()
-        return None if env.lower() in ("", "off", "0", "none") else Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
-    return Path(base) / "precomem" / "onnx"
-
-
-def _file_digest(path: Path) -> str:
-    import hashlib
-
-    with path.open("rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
-
-
-def _versions() -> dict[str, str]:
-    from importlib import metadata
-
-    out = {}
-    for dist in ("torch", "transformers", "sentence-transformers", "onnx", "onnxruntime"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = "-"
-    return out
-
-
-def cache_key(output: str, quantized: bool, files: Sequence[Path]) -> str:
-    """Digest naming an export: the bytes of the files it is built from (weights, config, card), the output, int8
-    or not, the opset, and the versions of everything that traces, exports or quantises it."""
-    import hashlib
-    import json
-
-    text = json.dumps({"format": _CACHE_FORMAT, "opset": OPSET, "output": output, "int8": quantized,
-                       "versions": _versions(), "files": [_file_digest(f) for f in files]}, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-def _read_cached(folder: Path | None, key: str) -> bytes | None:
-    """The cached export, or None when there is none or its bytes do not match the digest it was written with."""
-    import hashlib
-
-    if folder is None:
-        return None
-    try:
-        data = (folder / f"{key}.onnx").read_bytes()
-    except OSError:
-        return None
-    head, model = data[:_HEADER], data[_HEADER:]
-    return model if head == hashlib.sha256(model).hexdigest().encode() + b"\n" else None
-
-
-def _write_cached(folder: Path | None, key: str, model: bytes) -> None:
-    """Write atomically (a temporary file in the folder, flushed to disk, then a rename): a reader sees the whole
-    file or none, and two processes exporting at once each rename a whole file. A folder we cannot write is no
-    error (the export stays in memory); temporary files a killed writer left over an hour ago are removed."""
-    import hashlib
-    import time
-
-    if folder is None:
-        return
-    tmp: Path | None = None
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        for old in folder.glob(".*.tmp"):
-            if time.time() - old.stat().st_mtime > 3600:
-                old.unlink(missing_ok=True)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{key}-", suffix=".tmp", delete=False) as fh:
-            tmp = Path(fh.name)
-            fh.write(hashlib.sha256(model).hexdigest().encode() + b"\n")
-            fh.write(model)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)  # a cache others on the machine may read, as any other user cache file
-        os.replace(tmp, folder / f"{key}.onnx")
-    except OSError:
-        if tmp is not None:
-            tmp.unlink(missing_ok=True)
 
 
 class FastTokenizer:
@@ -351,14 +260,14 @@ def onnx_module(key: str, module: Callable[[], Any], output: str, example: Mappi
                     model = _export(module(), output, example)
                 runner = OnnxBert(_quantize(model) if quantized else model, output)
                 runner.session(1)  # a model that exports but does not load must fail now, not on first use
-                _write_cached(folder, disk, runner._model)
+                write_cached(folder, disk, runner._model)
             _EXPORTS[cache] = runner
         return _EXPORTS[cache]
 
 
 def _cached_runner(folder: Path | None, key: str, output: str) -> OnnxBert | None:
     """The cached export as a loaded runner, or None (no cache, no file, or a file that does not load)."""
-    model = _read_cached(folder, key)
+    model = read_cached(folder, key)
     if model is None:
         return None
     runner = OnnxBert(model, output)

@@ -25,6 +25,8 @@
   ("a book on Henry VIII") are not counted;
 - ``season_clash``: a user turn with a seasonal word (snow, a heatwave, conkers, the clocks going back:
   ``dimobench.catalog.SEASONAL``) in a month it does not fit, by the turn's timestamp;
+- ``hour_clash``: a user turn with an hour-bound phrase (getting ready for bed told as happening now, "before
+  anyone is up", a present-tense "this afternoon": ``dimobench.catalog_patterns.HOURLY``) at an hour it does not fit;
 - ``state_clash``: a cue or filler turn (or its reply) saying a word that a state the persona holds then
   excludes (``StateEntry.excludes``: cheese from a vegan, a pint from a teetotaller), the cue's own trait and a
   trait in mid-drift aside (``LatentPlan.barred``);
@@ -45,6 +47,7 @@ import re
 from dimobench.catalog import (
     EVENT_SLOTS,
     Catalog,
+    at_hour,
     in_season,
     occasion_gender_clash,
     relation_gender,
@@ -85,7 +88,7 @@ _SAME_UNIT = {"mile": "mile", "miles": "mile", "km": "km", "kilometre": "km", "k
 
 KINDS = ("unfilled_slot", "foreign_home_city", "city_mismatch", "pronoun_clash", "time_clash",
          "money_without_currency", "number_reply_mismatch", "profile_conflict", "decoy_timeline", "social_circle",
-         "season_clash", "state_clash", "occasion_retold", "part_clash")
+         "season_clash", "hour_clash", "state_clash", "occasion_retold", "part_clash")
 DEFAULT_CIRCLE = 8
 """Most friends (people besides its recorded entities) a persona may name when neither it nor the catalog
 records a circle."""
@@ -130,6 +133,9 @@ def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
         month = t.timestamp[5:7] if t.timestamp else ""
         if month.isdigit() and not in_season(t.user, int(month)):
             out["season_clash"].append(where)
+        hour = t.timestamp[11:13] if t.timestamp else ""
+        if hour.isdigit() and not at_hour(t.user, int(hour)):
+            out["hour_clash"].append(where)
         if _MONEY.search(said):
             out["money_without_currency"].append(where)
         if _number_mismatch(said, t.assistant.lower()):

@@ -16,7 +16,16 @@ import random
 import re
 from datetime import datetime, timedelta
 
-from dimobench.catalog import EVENT_SLOTS, MONTHS, Act, Catalog, Exchange, in_season, occasion_gender_clash
+from dimobench.catalog import (
+    EVENT_SLOTS,
+    MONTHS,
+    Act,
+    Catalog,
+    Exchange,
+    at_hour,
+    in_season,
+    occasion_gender_clash,
+)
 from dimobench.suite.schema import Persona
 
 _OPENERS = ("Quick one:", "Okay, next thing:", "Random question:", "Hey again.", "One more thing:",
@@ -76,10 +85,11 @@ class Renderer:
         return user not in self.used_user and self._allowed(user, reply)
 
     def _allowed(self, user: str, reply: str) -> bool:
-        """In season (v3: no snow in July), and saying nothing the persona's states bar (v3: no cheese from a
-        vegan)."""
+        """In season (v3: no snow in July), at an hour its words fit (v3: no "winding down before bed" at 08:13),
+        and saying nothing the persona's states bar (v3: no cheese from a vegan)."""
         said = f"{user} {reply}"
         return ((self.month is None or in_season(said, self.month))
+                and (self.hour is None or at_hour(user, self.hour))
                 and (self.barred is None or not self.barred.search(said))
                 and (self.catalog.text_rules != "v3" or not occasion_gender_clash(said, self.catalog.genders)))
 

@@ -209,6 +209,18 @@ def test_a_seasonal_word_out_of_its_months_is_a_season_clash(suite):
     assert _found(_plant(suite, bad), cat)["season_clash"] == before + 1
 
 
+def test_a_phrase_said_at_an_hour_it_denies_is_an_hour_clash(suite):
+    cat = _catalog()
+    turn = next(t for t in suite.dialogues if t.persona_id == suite.personas[0].persona_id and t.turn == 10)
+    hour = int(turn.timestamp[11:13])
+    bad = ("I'm winding down with chamomile before bed." if 3 <= hour <= 16 else
+           "I've got a quiet hour before anyone else in the house is up.")
+    before = _found(_plant(suite, "I'm having chamomile."), cat)["hour_clash"]
+    assert _found(_plant(suite, bad), cat)["hour_clash"] == before + 1
+    habit = "I always have chamomile before bed."  # a habit, said at any hour
+    assert _found(_plant(suite, habit), cat)["hour_clash"] == before
+
+
 def test_the_v3_renderer_writes_this_month_and_keeps_seasonal_texts_in_season():
     import random
 
