@@ -186,7 +186,9 @@ def test_a_state_prior_learned_on_one_seed_answers_another_when_one_state_is_alw
     assert _accuracy(leaky, "state_prior") == 1.0 > _accuracy(leaky, "option_prior")
     assert not leaky.passed
     clean = audit_suite(tmp_path / "v1", train=[tmp_path / "v2"])
-    assert _accuracy(clean, "state_prior") < 0.4
+    # three test personas are ~18 units: a leak-free suite of this shape scores up to ~0.42 95 times in 100 (the
+    # relabelling null), so the clean bound is that noise, well below the planted leak's 1.0
+    assert _accuracy(clean, "state_prior") < 0.5
 
 
 def _turn(n: int, text: str) -> Turn:
