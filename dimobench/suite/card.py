@@ -100,7 +100,7 @@ def _trained(train: object) -> str:
 def noise_note(accuracy: object, null_p95: object, gates: object) -> str:
     """For a card whose ``no_context`` gate failed while its strongest no-context attack scores no more than a
     leak-free suite of its shape does 95 times in 100: the sentence that says so (empty otherwise; ``gates`` as
-    the card's ``gates`` list). Ten personas give few independent units, so one suite cannot tell a leak of a few
+    the card's ``gates`` list). Five personas give few independent units, so one suite cannot tell a leak of a few
     points from chance; attacks trained on other seeds' suites, averaged over several test suites, can (auditing
     suites together, leave-one-persona-out, cannot: a learned attack then exploits the held-out persona's own
     share missing from its training counts)."""
