@@ -189,10 +189,7 @@ class MiniLMEncoder:
         if onnx is not None and self._ran == "onnx":
             return self._remembered(onnx, texts)
         if onnx is not None:  # int8 scales each batch as a whole: a row depends on its batch, so none is shared
-            threads = per_turn_threads(self._threads, True) if len(texts) <= 8 else None
-            if threads is None:
-                return _onnx_encode(self._tokenize, onnx, texts, process_threads(), 64)
-            return _onnx_encode(self._tokenize, onnx, texts, threads, len(texts))
+            return self._onnx_rows(onnx, texts)
         threads = per_turn_threads(self._threads, False) if len(texts) <= 8 else None
         model = self.model
         if threads is None:
@@ -211,6 +208,14 @@ class MiniLMEncoder:
         finally:
             torch.set_num_threads(before)
 
+    def _onnx_rows(self, onnx: OnnxBert, texts: list[str]) -> np.ndarray:
+        """Per-turn encodes (up to 8 texts) on ``small_batch_threads`` in one batch; more in batches of 64 on the
+        process's threads."""
+        threads = per_turn_threads(self._threads, True) if len(texts) <= 8 else None
+        if threads is None:
+            return _onnx_encode(self._tokenize, onnx, texts, process_threads(), 64)
+        return _onnx_encode(self._tokenize, onnx, texts, threads, len(texts))
+
     def _remembered(self, onnx: OnnxBert, texts: list[str]) -> np.ndarray:
         """Rows from the process's vector store, the missing texts encoded once, in one call.
 
@@ -223,12 +228,7 @@ class MiniLMEncoder:
             have = {t: store[t] for t in texts if t in store}
         missing = [t for t in dict.fromkeys(texts) if t not in have]
         if missing:
-            # Per-turn encodes (up to 8 texts) run on ``small_batch_threads``; batches on the process's threads.
-            threads = per_turn_threads(self._threads, True) if len(missing) <= 8 else None
-            if threads is None:
-                rows = _onnx_encode(self._tokenize, onnx, missing, process_threads(), 64)
-            else:
-                rows = _onnx_encode(self._tokenize, onnx, missing, threads, len(missing))
+            rows = self._onnx_rows(onnx, missing)
             have.update(zip(missing, rows, strict=True))
             with _STORE_LOCK:
                 store.update(zip(missing, rows, strict=True))
