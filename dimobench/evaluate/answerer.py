@@ -21,9 +21,16 @@ offers its own ``answer(question, options)``. The answerer never looks at an opt
 * an option's support is ``sum_i w_i * (m(o, i) - mean_o' m(o', i))``: each item's matches are centred over
   the options, so an item that fits every option equally moves nothing;
 * questions about an earlier time (``before``, ``earlier``, ``prior to``, ...) are answered from the older
-  evidence: the option best supported by the newest half of the evidence is taken as the current state and
-  excluded, and the rest are scored with weights that favour older items (by ``source_turns``; without any
-  turn numbers, the second best option is taken);
+  evidence by contrast (v5): each item gets a newness in [0, 1] from its first source turn (the oldest item 0,
+  the newest 1), and an option's support is its weighted mean vote among the older items (weights
+  ``w_i * (1 - new_i)``) minus its weighted mean vote among the newer ones (``w_i * new_i``): the state the
+  older evidence shows more than the newer evidence does. It assumes, as a suite's questions guarantee (issue 15),
+  that every option answers the question: an option that nothing supports rises when the newer items reject it
+  most. v4 instead took the option the newest half supported as the current state, excluded it and picked the
+  best of the rest by the older items, with an item's time its last source turn; one misread current state cost
+  the item, which left every memory system near chance on ``temporal`` questions (README, "Questions about the
+  past"). ``past_rule="exclude"`` (``--answerer offline-v4`` / ``gloss-v4``) keeps v4. Without any turn
+  numbers, or with one time for all, both take the second best option;
 * with nothing recalled, the options are scored by their similarity to the question alone, so the ``none``
   system measures how far questions and options leak their answer.
 """
@@ -44,7 +51,9 @@ PAST = re.compile(r"\b(before|earlier|prior to|previously|used to|originally|at 
                   r"back then|at the start)\b", re.IGNORECASE)
 """Words that make a question ask about an earlier time rather than the present."""
 
-VERSION = "4"
+VERSION = "5"
+PAST_RULES = ("contrast", "exclude")
+"""How a question about an earlier time is answered: v5's ``contrast`` (default) or v4's ``exclude``."""
 _WORD = re.compile(r"[a-z0-9]+")
 _CLAUSE = re.compile(r"(?<=[;.!?])\s+")
 
@@ -66,18 +75,25 @@ class OfflineAnswerer:
     version = VERSION
 
     def __init__(self, embedder: Embedder | None = None, tau: float = 0.05, lam: float = 0.5,
-                 mix: float = 0.5) -> None:
-        """Use ``embedder`` (default: the process-wide one), relevance temperature ``tau``, overlap weight ``lam``
-        and ``mix``, the share of an item's best clause in its match (the rest: the mean over its clauses)."""
+                 mix: float = 0.5, past_rule: str = "contrast") -> None:
+        """Use ``embedder`` (default: the process-wide one), relevance temperature ``tau``, overlap weight ``lam``,
+        ``mix``, the share of an item's best clause in its match (the rest: the mean over its clauses), and
+        ``past_rule`` for questions about an earlier time (:data:`PAST_RULES`)."""
+        if past_rule not in PAST_RULES:
+            raise ValueError(f"past_rule must be one of {PAST_RULES}, not {past_rule!r}")
         self.embedder = embedder or get_embedder()
         self.tau = tau
         self.lam = lam
         self.mix = mix
+        self.past_rule = past_rule
+        if past_rule == "exclude":
+            self.version = "4"
 
     def describe(self) -> dict[str, object]:
         """What the report records about the answerer."""
         return {"name": self.name, "version": self.version, "embedding": self.embedder.backend, "tau": self.tau,
-                "lexical_weight": self.lam, "best_clause_share": self.mix, "runtime": self.embedder.runtime}
+                "lexical_weight": self.lam, "best_clause_share": self.mix, "past_rule": self.past_rule,
+                "runtime": self.embedder.runtime}
 
     def choose(self, question: str, options: list[str], items: list[Recalled]) -> Choice:
         """Pick an option for ``question`` given the recalled ``items`` (best first)."""
@@ -93,7 +109,8 @@ class OfflineAnswerer:
         # an item is relevant in as far as it is about what the options are about
         weights = self._weights(items, _softmax(match.max(axis=0) / self.tau, axis=0))
         if PAST.search(question):
-            return self._past(items, weights, votes)
+            return self._past(items, weights, votes) if self.past_rule == "contrast" else self._past_v4(
+                items, weights, votes)
         support = votes @ weights
         return Choice(_argmax(support), [round(float(x), 5) for x in support], "context")
 
@@ -122,13 +139,19 @@ class OfflineAnswerer:
 
     @staticmethod
     def _past(items: list[Recalled], w: np.ndarray, votes: np.ndarray) -> Choice:
+        new = _newness([min(it.source_turns) if it.source_turns else None for it in items])
+        if new is None:
+            return _second_best(votes @ w)
+        old_w, new_w = w * (1.0 - new), w * new
+        support = votes @ old_w / max(old_w.sum(), 1e-12) - votes @ new_w / max(new_w.sum(), 1e-12)
+        return Choice(_argmax(support), [round(float(x), 5) for x in support], "past")
+
+    @staticmethod
+    def _past_v4(items: list[Recalled], w: np.ndarray, votes: np.ndarray) -> Choice:
         times = [max(it.source_turns) if it.source_turns else None for it in items]
         known = [t for t in times if t is not None]
         if not known:
-            support = votes @ w
-            order = np.argsort(-support, kind="stable")
-            pick = int(order[1]) if len(order) > 1 else int(order[0])
-            return Choice(pick, [round(float(x), 5) for x in support], "past")
+            return _second_best(votes @ w)
         lo, hi = min(known), max(known)
         # newness in [0, 1]: 1 for the newest item, 0 for the oldest; unknown times sit in the middle
         new = np.array([0.5 if t is None or hi == lo else (t - lo) / (hi - lo) for t in times])
@@ -140,6 +163,22 @@ class OfflineAnswerer:
         pick = _argmax(support)
         shown = [round(float(x), 5) if np.isfinite(x) else None for x in support]
         return Choice(pick, shown, "past")  # type: ignore[arg-type]
+
+
+def _newness(times: list[int | None]) -> np.ndarray | None:
+    """Each item's place in time, 0 for the oldest and 1 for the newest (unknown: 0.5); None when the items
+    cannot be ordered (no turn numbers, or one time for all)."""
+    known = [t for t in times if t is not None]
+    if not known or min(known) == max(known):
+        return None
+    lo, hi = min(known), max(known)
+    return np.array([0.5 if t is None else (t - lo) / (hi - lo) for t in times])
+
+
+def _second_best(support: np.ndarray) -> Choice:
+    order = np.argsort(-support, kind="stable")
+    pick = int(order[1]) if len(order) > 1 else int(order[0])
+    return Choice(pick, [round(float(x), 5) for x in support], "past")
 
 
 def _stem(word: str) -> str:

@@ -42,7 +42,8 @@ class EvalConfig(BaseModel):
     plots: bool = True
     answerer: str = "offline"
     """``offline`` (the shared embedding answerer), ``gloss`` (the same, reading recalled cue turns through the
-    suite's catalog: :mod:`dimobench.evaluate.gloss`) or an LLM: ``openai/<model>``, ``gemini/<model>``."""
+    suite's catalog: :mod:`dimobench.evaluate.gloss`), ``offline-v4`` / ``gloss-v4`` (v4's rule for questions
+    about an earlier time) or an LLM: ``openai/<model>``, ``gemini/<model>``."""
     free_text: bool = False
     """The LLM answerer writes a short answer instead of picking an option; ``judges`` grade it."""
     judges: list[str] = Field(default_factory=list)

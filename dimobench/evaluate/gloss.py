@@ -121,10 +121,10 @@ class GlossAnswerer(OfflineAnswerer):
 
     name = "offline-gloss"
 
-    def __init__(self, embedder: Embedder | None = None) -> None:
-        """As :class:`OfflineAnswerer` (default settings); unbound, it reads items as written until
-        :meth:`bind_suite`."""
-        super().__init__(embedder)
+    def __init__(self, embedder: Embedder | None = None, past_rule: str = "contrast") -> None:
+        """As :class:`OfflineAnswerer` (default settings but ``past_rule``); unbound, it reads items as written
+        until :meth:`bind_suite`."""
+        super().__init__(embedder, past_rule=past_rule)
         self.reading: CatalogReading | None = None
 
     def describe(self) -> dict[str, object]:
@@ -154,10 +154,14 @@ class GlossAnswerer(OfflineAnswerer):
         return super().choose(question, options, items)
 
 
-OFFLINE_ANSWERERS = ("offline", "gloss")
-"""``--answerer`` values that need no LLM: ``offline`` (:class:`OfflineAnswerer`, formula v4) and ``gloss``."""
+OFFLINE_ANSWERERS = ("offline", "gloss", "offline-v4", "gloss-v4")
+"""``--answerer`` values that need no LLM: ``offline`` (:class:`OfflineAnswerer`, formula v5) and ``gloss``;
+``-v4`` answers questions about an earlier time by v4's rule (``past_rule="exclude"``), for comparing with
+reports written before v5."""
 
 
 def make_offline_answerer(kind: str, embedder: Embedder | None = None) -> OfflineAnswerer:
     """The offline answerer ``kind`` names (one of :data:`OFFLINE_ANSWERERS`)."""
-    return GlossAnswerer(embedder) if kind == "gloss" else OfflineAnswerer(embedder)
+    base, _, version = kind.partition("-")
+    rule = "exclude" if version == "v4" else "contrast"
+    return GlossAnswerer(embedder, rule) if base == "gloss" else OfflineAnswerer(embedder, past_rule=rule)

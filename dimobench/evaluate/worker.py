@@ -38,7 +38,7 @@ class WorkerSpec(BaseModel):
     call_timeout_s: float
     """Longest one system call may take (only bounds ``module:Class`` systems)."""
     answerer: str = "offline"
-    """The offline answerer's kind (``offline`` or ``gloss``)."""
+    """The offline answerer's kind (one of ``dimobench.evaluate.gloss.OFFLINE_ANSWERERS``)."""
     threads: int = 1
     """Torch (and BLAS) threads of this worker: the machine's cores shared among the workers."""
     device: str = "cpu"
