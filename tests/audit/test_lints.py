@@ -221,6 +221,38 @@ def test_a_phrase_said_at_an_hour_it_denies_is_an_hour_clash(suite):
     assert _found(_plant(suite, habit), cat)["hour_clash"] == before
 
 
+def test_a_clock_time_or_the_sky_told_as_now_binds_the_hour():
+    from dimobench.catalog import at_hour
+
+    # the blind read of seed 1681: "it's gone 1am" at 15:00, the moon "tonight" at 08:43, a rainbow at 23:00
+    assert at_hour("I'm designing a board game and it's gone 1am.", 2)
+    assert not at_hour("I'm designing a board game and it's gone 1am.", 15)
+    assert at_hour("It's 1:30am and I'm starving.", 1) and not at_hour("It's 1:30am and I'm starving.", 3)
+    assert at_hour("It's nearly 11pm, should I still eat?", 22) and not at_hour("It's nearly 11pm.", 23 - 12)
+    assert not at_hour("I noticed a very bright point of light near the moon tonight.", 8)
+    assert at_hour("I noticed a very bright point of light near the moon tonight.", 23)
+    assert not at_hour("I saw a double rainbow over the rooftops after a shower.", 23)
+    assert at_hour("I saw a film of oil on a puddle with rainbow colours in it.", 23)  # no sky in it
+    assert not at_hour("There was thick fog in the valley when I opened the curtains.", 20)
+    assert at_hour("I'm off to a gig tonight.", 8)  # a plan for tonight, said in the morning
+    assert at_hour("I stayed up until 2am finishing it.", 14)  # a time told as past, not as now
+
+
+def test_the_v3_renderer_never_tells_the_sky_at_the_wrong_hour():
+    import random
+
+    from dimobench.catalog import Act, Exchange, find_catalog
+    from dimobench.generate.text import Renderer
+
+    cat = load_catalog(str(find_catalog("catalog-v3")))
+    asks = [Exchange(user="Why is that?", assistant="Refraction."), Exchange(user="How?", assistant="Light.")]
+    act = Act(context=["I noticed a halo around the moon tonight.", "I saw a rainbow over the park."], asks=asks)
+    r = Renderer(cat, random.Random(3), "Ana", {"Ana"}, home_city="Leeds")
+    r.at("2024-07-14T09:00:00")
+    said = [r.render_act("k", [act])[0] for _ in range(8)]
+    assert not any("moon" in u for u in said) and any("rainbow" in u for u in said), said
+
+
 def test_the_v3_renderer_writes_this_month_and_keeps_seasonal_texts_in_season():
     import random
 
