@@ -238,22 +238,8 @@ def test_a_clock_time_or_the_sky_told_as_now_binds_the_hour():
     assert at_hour("I stayed up until 2am finishing it.", 14)  # a time told as past, not as now
 
 
-def test_the_v3_renderer_never_tells_the_sky_at_the_wrong_hour():
-    import random
-
-    from dimobench.catalog import Act, Exchange, find_catalog
-    from dimobench.generate.text import Renderer
-
-    cat = load_catalog(str(find_catalog("catalog-v3")))
-    asks = [Exchange(user="Why is that?", assistant="Refraction."), Exchange(user="How?", assistant="Light.")]
-    act = Act(context=["I noticed a halo around the moon tonight.", "I saw a rainbow over the park."], asks=asks)
-    r = Renderer(cat, random.Random(3), "Ana", {"Ana"}, home_city="Leeds")
-    r.at("2024-07-14T09:00:00")
-    said = [r.render_act("k", [act])[0] for _ in range(8)]
-    assert not any("moon" in u for u in said) and any("rainbow" in u for u in said), said
-
-
-def test_the_v3_renderer_writes_this_month_and_keeps_seasonal_texts_in_season():
+def _rendered_at(when: str, contexts: list[str], seed: int) -> list[str]:
+    """Eight user texts the v3 renderer writes at ``when`` from one act with ``contexts``."""
     import random
 
     from dimobench.catalog import Act, Exchange, find_catalog
@@ -261,10 +247,19 @@ def test_the_v3_renderer_writes_this_month_and_keeps_seasonal_texts_in_season():
 
     cat = load_catalog(str(find_catalog("catalog-v3")))
     asks = [Exchange(user="Any tips?", assistant="Yes."), Exchange(user="Thoughts?", assistant="Sure.")]
-    act = Act(context=["Cleared the snow off the car.", "Booked a table for {month}."], asks=asks)
-    r = Renderer(cat, random.Random(1), "Ana", {"Ana"}, home_city="Leeds")
-    r.at("2024-07-14T10:00:00")
-    said = [r.render_act("k", [act])[0] for _ in range(8)]
+    r = Renderer(cat, random.Random(seed), "Ana", {"Ana"}, home_city="Leeds")
+    r.at(when)
+    return [r.render_act("k", [Act(context=contexts, asks=asks)])[0] for _ in range(8)]
+
+
+def test_the_v3_renderer_never_tells_the_sky_at_the_wrong_hour():
+    said = _rendered_at("2024-07-14T09:00:00", ["I noticed a halo around the moon tonight.",
+                                               "I saw a rainbow over the park."], 3)
+    assert not any("moon" in u for u in said) and any("rainbow" in u for u in said), said
+
+
+def test_the_v3_renderer_writes_this_month_and_keeps_seasonal_texts_in_season():
+    said = _rendered_at("2024-07-14T10:00:00", ["Cleared the snow off the car.", "Booked a table for {month}."], 1)
     assert not any("snow" in u for u in said) and any("July" in u for u in said), said
 
 
