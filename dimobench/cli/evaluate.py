@@ -39,7 +39,8 @@ def evaluate(
     plots: Annotated[bool, typer.Option("--plots/--no-plots", help="Write PNG plots.")] = True,
     answerer: Annotated[str, typer.Option(
         help="offline (shared embedding answerer), gloss (the same, reading recalled cue turns through the suite's "
-             "catalog), offline-v4 or gloss-v4 (v4's rule for questions about the past), openai, openai/MODEL, gemini or gemini/MODEL (default models gpt-4o, gemini-2.5-pro).",
+             "catalog), offline-v4 or gloss-v4 (v4's rule for questions about the past), openai, openai/MODEL, "
+             "gemini or gemini/MODEL (default models gpt-4o, gemini-2.5-pro).",
         envvar="DIMOBENCH_ANSWERER")] = "offline",
     free_text: Annotated[bool, typer.Option(help="LLM answerer writes a short answer; --judge grades it.",
                                             envvar="DIMOBENCH_FREE_TEXT")] = False,
