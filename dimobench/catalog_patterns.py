@@ -74,9 +74,10 @@ HOURLY: tuple[tuple[re.Pattern[str], int, int], ...] = tuple(
     (rf"{_PRESENT}[^.?!]*\b\w+ing\b[^.?!]*\bthis morning\b", 0, 11),
     (rf"{_PRESENT}[^.?!]*\b\w+ing\b[^.?!]*\bthis afternoon\b", 0, 17),
     # the sky seen just now or tonight (the blind read of seed 1681: "the moon tonight" at 08:43, a rainbow at 23:00)
-    (r"\b(?:noticed|saw|spotted|looked up)\b[^.?!]*\btonight\b|\bwhen I (?:closed|drew) the curtains\b", 18, 3),
+    (r"\b(?:noticed|saw|spotted|looked up)\b[^.?!]*\btonight\b|\bwhen I (?:closed|drew) the curtains\b|"
+     r"\bthere(?:'s| is| are)\b[^.?!]*\b(?:moon|stars?)\b[^.?!]*\btonight\b", 18, 3),
     (r"\b(?:noticed|saw|spotted)\b[^.?!]*\bsunset\b|\bsky turning\b[^.?!]*\bred\b", 16, 23),
-    (r"\b(?:noticed|saw|spotted)\b(?:(?!photo|puddle|picture)[^.?!])*\brainbow", 8, 21),
+    (r"\b(?:noticed|saw|spotted|there's a|there is a)\b(?:(?!photo|puddle|picture)[^.?!])*\brainbow", 8, 21),
     (r"\bwhen I (?:opened|drew back) the curtains\b", 5, 12),
     (r"\bstill light (?:well )?(?:after|past) (?:nine|ten|9|10)\b", 20, 1),
 ))
@@ -84,10 +85,11 @@ HOURLY: tuple[tuple[re.Pattern[str], int, int], ...] = tuple(
 written only at an hour they fit (the blind read of seed 1631: "winding down before bed" at 08:13)."""
 _ANY_HOURLY = re.compile(r"before bed|bedtime|wind(?:ing)? down|lights out|is up|are up|gets? up|this morning|"
                          r"this afternoon|tonight|curtains|sunset|sky turning|rainbow|still light|"
-                         r"\d(?::\d\d)? ?[ap]m\b", re.IGNORECASE)
-_CLOCK_NOW = re.compile(r"\b(?:it's|it is) (gone |past |nearly |almost )?(\d{1,2})(?::\d\d)? ?([ap])m\b", re.IGNORECASE)
-"""The time told as now ("It's 1:30am", "it's gone 1am"): the turn's hour must be that hour (gone: up to two
-after; nearly: the hour before)."""
+                         r"\d(?::\d\d)? ?[ap]m\b|\d:\d\d", re.IGNORECASE)
+_CLOCK_NOW = re.compile(r"\b(?:it's|it is) (gone |past |nearly |almost )?(\d{1,2})(?:(?::\d\d)? ?([ap])m\b|:\d\d\b)",
+                        re.IGNORECASE)
+"""The time told as now ("It's 1:30am", "it's gone 1am", "It's 10:00"): the turn's hour must be that hour (gone:
+up to two after; nearly: the hour before)."""
 
 
 def _within(hour: int, first: int, last: int) -> bool:
@@ -100,7 +102,8 @@ def at_hour(text: str, hour: int) -> bool:
     if not _ANY_HOURLY.search(text):
         return True
     for m in _CLOCK_NOW.finditer(text):
-        told = int(m.group(2)) % 12 + (12 if m.group(3).lower() == "p" else 0)
+        half = (m.group(3) or "").lower()
+        told = int(m.group(2)) % 12 + (12 if half == "p" else 0) if half else int(m.group(2)) % 24
         lead = (m.group(1) or "").strip().lower()
         first, last = ((told - 1) % 24, told) if lead in ("nearly", "almost") else (
             told, (told + (2 if lead in ("gone", "past") else 0)) % 24)

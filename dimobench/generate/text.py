@@ -38,6 +38,8 @@ HOURS: dict[str, tuple[int, int]] = {
     "late evening": (21, 22),
 }
 """The hours (first, last) a ``{time_of_day}`` word covers; a v3 ``{clock}`` is drawn inside them."""
+_CLOCK_NOW = re.compile(r"\b(?:it's|it is) \{clock\}", re.IGNORECASE)
+"""A template telling its ``{clock}`` as the time now."""
 _NOW = re.compile(r"\b(?:I'm|I am|we're|we are|is|are|am)\b[^.?!]*\{time_of_day\}", re.IGNORECASE)
 """A sentence in the present tense about this part of the day: its ``{time_of_day}`` is the part the turn is in."""
 LEAD_SHARE = 1 / 3
@@ -105,11 +107,11 @@ class Renderer:
             **{k: self.rng.choice(v) for k, v in s.items()},
         }
         if self.catalog.text_rules == "v3":
-            values.update(self._typed(values, bool(_NOW.search(template))))
+            values.update(self._typed(values, bool(_NOW.search(template)), bool(_CLOCK_NOW.search(template))))
         values.update(extra)
         return values
 
-    def _typed(self, values: dict[str, str], now: bool = False) -> dict[str, str]:
+    def _typed(self, values: dict[str, str], now: bool = False, clock_now: bool = False) -> dict[str, str]:
         typed: dict[str, str] = {}
         if self.hour is not None:
             # a part of the day already begun ("what I did this morning"); a text in the present tense ("I'm
@@ -123,6 +125,8 @@ class Renderer:
             typed["past_month"], typed["later_month"] = MONTHS[(self.month - 4) % 12], MONTHS[(self.month + 2) % 12]
         first, last = HOURS.get(values.get("time_of_day", ""), (9, 17))
         hour = self.rng.randint(first, last)
+        if clock_now and self.hour is not None:  # "It's {clock} and I'm still answering messages": the turn's hour
+            hour = self.hour
         typed["clock"] = f"{hour}:{self.rng.choice(('00', '15', '30', '45'))}"
         currency = self.catalog.currencies.get(self.home_city or values["city"], "")
         scale = self.catalog.price_scale.get(currency.strip(), 1)

@@ -236,6 +236,13 @@ def test_a_clock_time_or_the_sky_told_as_now_binds_the_hour():
     assert not at_hour("There was thick fog in the valley when I opened the curtains.", 20)
     assert at_hour("I'm off to a gig tonight.", 8)  # a plan for tonight, said in the morning
     assert at_hour("I stayed up until 2am finishing it.", 14)  # a time told as past, not as now
+    # the blind read of seed 1911: "It's 10:00" at 09:04, a full moon "tonight" at 13:16, a rainbow "over the houses
+    # opposite" at 21:59; a cookery lesson "this evening" at 22:34 is late, not a clash (22:12 is "this evening")
+    assert not at_hour("It's 10:00 and I'm still answering messages.", 9) and at_hour("It's 10:00 now.", 10)
+    assert not at_hour("There's a huge full moon hanging over the rooftops tonight.", 13)
+    assert not at_hour("There's a double rainbow over the houses opposite after the shower.", 22)
+    assert at_hour("Mum's teaching me her shepherd's pie this evening.", 22)
+    assert at_hour("The stars should be clear for the meteor shower tonight.", 10)  # a forecast, not a sighting
 
 
 def _rendered_at(when: str, contexts: list[str], seed: int) -> list[str]:
@@ -256,6 +263,13 @@ def test_the_v3_renderer_never_tells_the_sky_at_the_wrong_hour():
     said = _rendered_at("2024-07-14T09:00:00", ["I noticed a halo around the moon tonight.",
                                                "I saw a rainbow over the park."], 3)
     assert not any("moon" in u for u in said) and any("rainbow" in u for u in said), said
+
+
+def test_the_v3_renderer_tells_a_clock_time_as_now_at_the_turns_hour():
+    said = _rendered_at("2024-07-14T21:40:00", ["It's {clock} and I'm still answering messages.",
+                                               "Another long day of {clock} meetings."], 5)
+    now = [u for u in said if "It's " in u]  # after a lead ("Here's one.") or not
+    assert now and all("It's 21:" in u for u in now), said
 
 
 def test_the_v3_renderer_writes_this_month_and_keeps_seasonal_texts_in_season():
