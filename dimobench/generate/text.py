@@ -38,6 +38,7 @@ HOURS: dict[str, tuple[int, int]] = {
     "late evening": (21, 22),
 }
 """The hours (first, last) a ``{time_of_day}`` word covers; a v3 ``{clock}`` is drawn inside them."""
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 _CLOCK_NOW = re.compile(r"\b(?:it's|it is) \{clock\}", re.IGNORECASE)
 """A template telling its ``{clock}`` as the time now."""
 _NOW = re.compile(r"\b(?:I'm|I am|we're|we are|is|are|am)\b[^.?!]*\{time_of_day\}", re.IGNORECASE)
@@ -76,11 +77,15 @@ class Renderer:
         self.month: int | None = None
         """The month of the turn being written (catalog v3: ``{month}`` is this month, and a text with a seasonal
         word of other months, :data:`dimobench.catalog.SEASONAL`, is drawn again)."""
+        self.today: str | None = None
+        """The weekday of the turn being written (catalog v3: a ``{weekday}`` is never today's: "this Saturday"
+        and "on Saturday" said on a Saturday are ambiguous at best)."""
 
     def at(self, timestamp: str) -> None:
         """Write the next turns as of ``timestamp`` (ISO 8601): its hour and month (catalog v3 only)."""
         if self.catalog.text_rules == "v3":
             self.hour, self.month = int(timestamp[11:13]), int(timestamp[5:7])
+            self.today = _WEEKDAYS[datetime.fromisoformat(timestamp).weekday()]
 
     def _fits(self, user: str, reply: str) -> bool:
         """New for this persona, and allowed now (:meth:`_allowed`)."""
@@ -120,6 +125,9 @@ class Renderer:
             begun = [w for w in self.catalog.slots.get("time_of_day", []) if HOURS.get(w, (24, 24))[0] <= self.hour]
             typed["time_of_day"] = values["time_of_day"] = (max(begun, key=lambda w: HOURS[w][0], default="morning")
                                                             if now else self.rng.choice(begun or ["morning"]))
+        if self.today is not None and values.get("weekday") == self.today:
+            # "going to get our jabs on Saturday" said on a Saturday (the seed-1911 blind read): another day
+            typed["weekday"] = values["weekday"] = _WEEKDAYS[(_WEEKDAYS.index(self.today) + 1) % 7]
         if self.month is not None:
             typed["month"] = values["month"] = MONTHS[self.month - 1]
             typed["past_month"], typed["later_month"] = MONTHS[(self.month - 4) % 12], MONTHS[(self.month + 2) % 12]

@@ -245,8 +245,8 @@ def test_a_clock_time_or_the_sky_told_as_now_binds_the_hour():
     assert at_hour("The stars should be clear for the meteor shower tonight.", 10)  # a forecast, not a sighting
 
 
-def _rendered_at(when: str, contexts: list[str], seed: int) -> list[str]:
-    """Eight user texts the v3 renderer writes at ``when`` from one act with ``contexts``."""
+def _rendered_at(when: str, contexts: list[str], seed: int, n: int = 8) -> list[str]:
+    """``n`` user texts the v3 renderer writes at ``when`` from one act with ``contexts``."""
     import random
 
     from dimobench.catalog import Act, Exchange, find_catalog
@@ -256,7 +256,7 @@ def _rendered_at(when: str, contexts: list[str], seed: int) -> list[str]:
     asks = [Exchange(user="Any tips?", assistant="Yes."), Exchange(user="Thoughts?", assistant="Sure.")]
     r = Renderer(cat, random.Random(seed), "Ana", {"Ana"}, home_city="Leeds")
     r.at(when)
-    return [r.render_act("k", [Act(context=contexts, asks=asks)])[0] for _ in range(8)]
+    return [r.render_act("k", [Act(context=contexts, asks=asks)])[0] for _ in range(n)]
 
 
 def test_the_v3_renderer_never_tells_the_sky_at_the_wrong_hour():
@@ -270,6 +270,15 @@ def test_the_v3_renderer_tells_a_clock_time_as_now_at_the_turns_hour():
                                                "Another long day of {clock} meetings."], 5)
     now = [u for u in said if "It's " in u]  # after a lead ("Here's one.") or not
     assert now and all("It's 21:" in u for u in now), said
+
+
+def test_the_v3_renderer_never_names_today_as_a_weekday():
+    # the blind read of seed 1911: "Felipe and I are going to get our jabs together on Saturday" said on a Saturday
+    said = _rendered_at("2024-07-14T10:00:00", ["Off to the car boot sale on {weekday}.",
+                                               "Booked the dentist for {weekday}."], 2, n=40)  # a Sunday
+    days = {d for u in said for d in ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+            if d in u}
+    assert "Sunday" not in days and len(days) >= 4, said
 
 
 def test_the_v3_renderer_writes_this_month_and_keeps_seasonal_texts_in_season():
