@@ -23,6 +23,7 @@ from dimobench.catalog_patterns import (  # noqa: F401  (re-exported: the catalo
     SEASONAL,
     SLOT_SPAN,
     STOP_WORDS,
+    WEEKDAYS,
     at_hour,
     barred_pattern,
     content_words,

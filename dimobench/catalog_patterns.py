@@ -33,6 +33,8 @@ SEASONAL: tuple[tuple[re.Pattern[str], frozenset[int]], ...] = tuple(
 """Words that tie a text to months of the (northern) year; a v3 turn is written only in a month they fit."""
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December")
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+"""In ``datetime.weekday()`` order (the locale-free twin of ``calendar.day_name``)."""
 
 
 @lru_cache(maxsize=4096)

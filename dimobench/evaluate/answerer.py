@@ -149,14 +149,11 @@ class OfflineAnswerer:
     @staticmethod
     def _past_v4(items: list[Recalled], w: np.ndarray, votes: np.ndarray) -> Choice:
         times = [max(it.source_turns) if it.source_turns else None for it in items]
-        known = [t for t in times if t is not None]
-        if not known:
-            return _second_best(votes @ w)
-        lo, hi = min(known), max(known)
-        # newness in [0, 1]: 1 for the newest item, 0 for the oldest; unknown times sit in the middle
-        new = np.array([0.5 if t is None or hi == lo else (t - lo) / (hi - lo) for t in times])
-        if hi == lo:
-            new = np.array([1.0 if t is not None else 0.5 for t in times])
+        new = _newness(times)
+        if new is None:
+            if all(t is None for t in times):
+                return _second_best(votes @ w)
+            new = np.array([1.0 if t is not None else 0.5 for t in times])  # one time for all: all newest
         current = _argmax(votes @ (w * new))
         support = votes @ (w * (1.0 - new) + 1e-9 * w)
         support[current] = -np.inf

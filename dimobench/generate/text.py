@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from dimobench.catalog import (
     EVENT_SLOTS,
     MONTHS,
+    WEEKDAYS,
     Act,
     Catalog,
     Exchange,
@@ -38,8 +39,7 @@ HOURS: dict[str, tuple[int, int]] = {
     "late evening": (21, 22),
 }
 """The hours (first, last) a ``{time_of_day}`` word covers; a v3 ``{clock}`` is drawn inside them."""
-_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_CLOCK_NOW = re.compile(r"\b(?:it's|it is) \{clock\}", re.IGNORECASE)
+_CLOCK_SLOT_NOW = re.compile(r"\b(?:it's|it is) \{clock\}", re.IGNORECASE)
 """A template telling its ``{clock}`` as the time now."""
 _NOW = re.compile(r"\b(?:I'm|I am|we're|we are|is|are|am)\b[^.?!]*\{time_of_day\}", re.IGNORECASE)
 """A sentence in the present tense about this part of the day: its ``{time_of_day}`` is the part the turn is in."""
@@ -85,7 +85,7 @@ class Renderer:
         """Write the next turns as of ``timestamp`` (ISO 8601): its hour and month (catalog v3 only)."""
         if self.catalog.text_rules == "v3":
             self.hour, self.month = int(timestamp[11:13]), int(timestamp[5:7])
-            self.today = _WEEKDAYS[datetime.fromisoformat(timestamp).weekday()]
+            self.today = WEEKDAYS[datetime.fromisoformat(timestamp).weekday()]
 
     def _fits(self, user: str, reply: str) -> bool:
         """New for this persona, and allowed now (:meth:`_allowed`)."""
@@ -112,7 +112,7 @@ class Renderer:
             **{k: self.rng.choice(v) for k, v in s.items()},
         }
         if self.catalog.text_rules == "v3":
-            values.update(self._typed(values, bool(_NOW.search(template)), bool(_CLOCK_NOW.search(template))))
+            values.update(self._typed(values, bool(_NOW.search(template)), bool(_CLOCK_SLOT_NOW.search(template))))
         values.update(extra)
         return values
 
@@ -127,7 +127,7 @@ class Renderer:
                                                             if now else self.rng.choice(begun or ["morning"]))
         if self.today is not None and values.get("weekday") == self.today:
             # "going to get our jabs on Saturday" said on a Saturday (the seed-1911 blind read): another day
-            typed["weekday"] = values["weekday"] = _WEEKDAYS[(_WEEKDAYS.index(self.today) + 1) % 7]
+            typed["weekday"] = values["weekday"] = WEEKDAYS[(WEEKDAYS.index(self.today) + 1) % 7]
         if self.month is not None:
             typed["month"] = values["month"] = MONTHS[self.month - 1]
             typed["past_month"], typed["later_month"] = MONTHS[(self.month - 4) % 12], MONTHS[(self.month + 2) % 12]
