@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from precomem.encoders import STOPWORDS
+
 Regime = Literal["MAINTAIN", "PROFILE", "CORRECT"]
 
 
@@ -172,11 +174,24 @@ _HABIT = re.compile(
 )
 """Habit words: a recurring pattern is a trait that may drift, not a one-off event."""
 _STRONG = re.compile(r"\b(always|every|love|hate|can'?t stand|usually|never|favou?rite|really)\b", re.IGNORECASE)
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_DISCOURSE = frozenset(
+    "hey hi hello okay ok right well oh yes yeah sure thanks thank please sorry quick question check thing things "
+    "something anything one another next new topic different unrelated totally random bit small help hand need "
+    "hoping hope let run bother again note changing subject here's got more".split()
+)
+"""Words of a conversational opener ("Okay, different thing.", "I need a hand with something."), which says
+nothing about the user: a sentence made only of these and stopwords is not worth a belief."""
 
 
 def split_sentences(text: str) -> list[str]:
     """Sentences of ``text`` (keeps the words, trims whitespace)."""
     return [s.strip() for s in _SENT.split(text.strip()) if s.strip()]
+
+
+def says_something(sentence: str) -> bool:
+    """Whether ``sentence`` has a word beyond stopwords and a conversational opener's words."""
+    return any(w not in STOPWORDS and w not in _DISCOURSE for w in _WORD.findall(sentence.lower()))
 
 
 def classify(sentence: str) -> tuple[str, str, bool]:
@@ -220,6 +235,8 @@ class RuleAgents:
         else:
             # Very short fragments ("Thanks!", "Ok.") carry nothing to remember on their own.
             parts = [s for s in split_sentences(text) if len(s.split()) >= 3] or [text]
+        # An opener alone would become a belief that every later opener "supports" and every question recalls.
+        parts = [p for p in parts if says_something(p)]
         props = []
         for part in parts[:max_props]:
             cls, about, protected = classify(part)
