@@ -71,6 +71,10 @@ class Renderer:
         "pledged £600"); any other is told again only after six draws found no untold one."""
         self._said: set[str] = set()
         """Composed turns this persona has said, without their lead."""
+        self._asked: set[str] = set()
+        """Act asks this persona has asked: an ask not yet asked is taken first, so one reply does not come back
+        word for word while another ask of the act is left (blind read of seed 1911: the same Komoot reply three
+        times in one dialogue)."""
         self._kept: dict[tuple[str, ...], str] = {}
         """Fixed parts (``StateEntry.fixed_parts``) as first drawn for this persona: (part name, its values) ->
         value."""
@@ -174,7 +178,7 @@ class Renderer:
         for name, k in kept.items():
             if k not in self._kept:
                 self._kept[k] = self.rng.choice((parts or {})[name])
-        spare: tuple[str, str, Act, str, bool] | None = None  # (user, reply, act, context, an occasion retold)
+        spare: tuple[str, str, Act, str, bool, str] | None = None  # (user, reply, act, context, retold?, ask)
         for attempt in range(24):
             act = acts[self._draw_index(key, len(acts))]
             for _ in range(len(acts) if attempt < 6 else 0):  # first, an act with something left to tell
@@ -190,7 +194,8 @@ class Renderer:
             fresh = attempt < 6
             pool = untold if untold and fresh else retellable if retellable and attempt < 9 else act.context
             context = self.rng.choice(pool)
-            ask = self.rng.choice(act.asks)
+            unasked = [a for a in act.asks if a.user not in self._asked]
+            ask = self.rng.choice(unasked if unasked and fresh else act.asks)
             if leads:
                 lead = self.rng.choice(leads)
             else:
@@ -208,17 +213,19 @@ class Renderer:
                     and self._fits(user, reply):
                 self._tell(act, context)
                 self._said.add(body)
+                self._asked.add(ask.user)
                 break
             if self._allowed(user, reply) and (spare is None or (spare[4] and not retold)):
                 # the first allowed draw, replaced once by one that tells no occasion again
-                spare = (user, reply, act, context, retold)
+                spare = (user, reply, act, context, retold, ask.user)
         else:
             # every draw was said before or not allowed now: reopen the spare (an occasion told again only if
             # nothing else was allowed; v3 catalogs only compose acts, so the older suites' bytes do not depend
             # on this)
             if spare is not None:
-                user, reply, act, context, _ = spare
+                user, reply, act, context, _, asked = spare
                 self._tell(act, context)
+                self._asked.add(asked)
             user = self._reopen(user)
         self.used_user.add(user)
         return user, reply

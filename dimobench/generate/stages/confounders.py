@@ -62,10 +62,11 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
         turns = [t.model_copy() for t in by_persona[persona.persona_id]]
         fillers = [i for i, t in enumerate(turns) if t.annotation and t.annotation.kind == "filler"]
         n = min(len(fillers), round(cfg.confounder_rate * len(turns)))
+        shown_as: dict[tuple[str, str], str] = {}  # (entity, trait) -> the state that person was shown in
         for i in sorted(prng.sample(fillers, n)):
             kind = prng.choices(list(KIND_WEIGHTS), list(KIND_WEIGHTS.values()))[0]
             renderer.at(turns[i].timestamp)
-            made = _confounder(kind, turns[i].turn, plan, inputs.catalog, renderer, prng)
+            made = _confounder(kind, turns[i].turn, plan, inputs.catalog, renderer, prng, shown_as)
             if made is not None:
                 user, assistant, ann = made
                 turns[i] = turns[i].model_copy(update={"user": user, "assistant": assistant, "annotation": ann})
@@ -74,7 +75,7 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
 
 
 def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer: Renderer,
-                rng: random.Random) -> tuple[str, str, Annotation] | None:
+                rng: random.Random, shown_as: dict[tuple[str, str], str]) -> tuple[str, str, Annotation] | None:
     traits = [tr.trait_id for tr in plan.persona.traits]
     drift = plan.active_drift(t)
     weights = [2.0 if (drift and tid == drift.trait_id) or tid in plan.stable_traits else 1.0 for tid in traits]
@@ -105,11 +106,22 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
         # thereby wrong (the inverse of the recent-mention shortcut reads that off otherwise)
         pool = entry.states if catalog.text_rules == "v3" else others
         shown = pick[0] if pick and rng.random() < 0.6 else rng.choice(pool)
-    habit = rng.choice(shown.habits)
     if kind == "decoy":
-        user, assistant = renderer.render("decoy", catalog.decoy, habit=habit)
+        user, assistant = renderer.render("decoy", catalog.decoy, habit=rng.choice(shown.habits))
         return user, assistant, Annotation(kind="decoy", trait_id=trait_id, state_id=shown.state_id)
+    habit = rng.choice(shown.habits)
     ent = rng.choice(plan.persona.entities)
+    if catalog.text_rules == "v3":
+        # One person keeps one state of a trait (blind read of seed 1911: an old school friend coding, then
+        # feeding a cat, walking a hound, and the cat again): someone already shown in this state, else someone
+        # not yet shown in any, else someone shown in another keeps theirs.
+        same = [e for e in plan.persona.entities if shown_as.get((e.entity_id, trait_id)) == shown.state_id]
+        free = [e for e in plan.persona.entities if (e.entity_id, trait_id) not in shown_as]
+        ent = rng.choice(same or free or plan.persona.entities)
+        if shown_as.get((ent.entity_id, trait_id), shown.state_id) != shown.state_id:
+            shown = next(st for st in entry.states if st.state_id == shown_as[(ent.entity_id, trait_id)])
+            habit = rng.choice(shown.habits)
+        shown_as[(ent.entity_id, trait_id)] = shown.state_id
     user, assistant = renderer.render("entity", catalog.entity, habit=habit, entity=ent.name,
                                       relation=ent.relation)
     return user, assistant, Annotation(kind="entity", trait_id=trait_id, state_id=shown.state_id,
