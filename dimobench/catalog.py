@@ -210,8 +210,9 @@ class Catalog(BaseModel):
     genders: dict[str, str] = {}
     """First name -> ``f`` or ``m``, for pronouns and gendered relations (``text_rules`` v3)."""
     occupation_tags: dict[str, list[str]] = {}
-    """Occupation -> tags (``desk``: can be done from a laptop; ``on_site``: done at a workplace; ``student``;
-    ...), the compatibility table stage 1 checks a persona's traits against (``text_rules`` v3)."""
+    """Occupation -> tags (``desk``: can be done from a laptop; ``on_site``: done at a workplace; ``shifts``: has
+    night shifts; ``student``; ...), the compatibility table stage 1 checks a persona's traits against
+    (``text_rules`` v3)."""
     home_cities: list[str] = []
     """Cities a persona may live in (default: any of ``cities``); catalog v3 lists the UK ones its British
     texts fit (BBC, the NHS, pounds), and names the others only as trips or news."""

@@ -88,10 +88,10 @@ written only at an hour they fit (the blind read of seed 1631: "winding down bef
 _ANY_HOURLY = re.compile(r"before bed|bedtime|wind(?:ing)? down|lights out|is up|are up|gets? up|this morning|"
                          r"this afternoon|tonight|curtains|sunset|sky turning|rainbow|still light|"
                          r"\d(?::\d\d)? ?[ap]m\b|\d:\d\d", re.IGNORECASE)
-_CLOCK_NOW = re.compile(r"\b(?:it's|it is) (gone |past |nearly |almost )?(\d{1,2})(?:(?::\d\d)? ?([ap])m\b|:\d\d\b)",
-                        re.IGNORECASE)
-"""The time told as now ("It's 1:30am", "it's gone 1am", "It's 10:00"): the turn's hour must be that hour (gone:
-up to two after; nearly: the hour before)."""
+_CLOCK_NOW = re.compile(r"\b(?:it's|it is|clock (?:says|reads|shows)) (gone |past |nearly |almost )?(\d{1,2})"
+                        r"(?:(?::\d\d)? ?([ap])m\b|:\d\d\b)", re.IGNORECASE)
+"""The time told as now ("It's 1:30am", "it's gone 1am", "It's 10:00", "the kitchen clock says 2am"): the turn's
+hour must be that hour (gone: up to two after; nearly: the hour before)."""
 
 
 def _within(hour: int, first: int, last: int) -> bool:

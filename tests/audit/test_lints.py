@@ -228,6 +228,8 @@ def test_a_clock_time_or_the_sky_told_as_now_binds_the_hour():
     assert at_hour("I'm designing a board game and it's gone 1am.", 2)
     assert not at_hour("I'm designing a board game and it's gone 1am.", 15)
     assert at_hour("It's 1:30am and I'm starving.", 1) and not at_hour("It's 1:30am and I'm starving.", 3)
+    # seed 2041: "The kitchen clock says 2am" at 20:04
+    assert at_hour("The kitchen clock says 2am.", 2) and not at_hour("The kitchen clock says 2am.", 20)
     assert at_hour("It's nearly 11pm, should I still eat?", 22) and not at_hour("It's nearly 11pm.", 23 - 12)
     assert not at_hour("I noticed a very bright point of light near the moon tonight.", 8)
     assert at_hour("I noticed a very bright point of light near the moon tonight.", 23)

@@ -142,6 +142,9 @@ def test_a_person_the_user_mentions_keeps_one_state_of_each_trait(suites):
                 key = (t.persona_id, t.annotation.entity_id, t.annotation.trait_id)
                 shown.setdefault(key, set()).add(t.annotation.state_id)
         assert len(shown) >= 40 and all(len(v) == 1 for v in shown.values()), shown
+        # and the user's distant past never has a stage of life ("years ago I eased into semi-retirement" at 43)
+        decoys = [t for t in s.dialogues if t.annotation and t.annotation.kind == "decoy"]
+        assert decoys and not [t.user for t in decoys if CAT.trait(str(t.annotation.trait_id)).min_age]
 
 
 def test_an_act_asks_its_other_question_before_repeating_one():

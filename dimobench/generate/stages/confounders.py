@@ -92,7 +92,9 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
         # contradict it); where every state is held, the turn stays a filler.
         held = plan.held_states(trait_id)
         never = [s for s in entry.states if s.state_id not in held]
-        if not never:
+        if not never or entry.min_age:
+            # a trait with a minimum age is bound to a stage of life ("eased gradually into semi-retirement"
+            # years ago at 43: blind read of seed 2041), so no distant past of it is told
             return None
         shown = rng.choice(never)
     elif kind == "decoy":
