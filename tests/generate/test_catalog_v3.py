@@ -7,6 +7,7 @@ import random
 import re
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -145,6 +146,23 @@ def test_a_person_the_user_mentions_keeps_one_state_of_each_trait(suites):
         # and the user's distant past never has a stage of life ("years ago I eased into semi-retirement" at 43)
         decoys = [t for t in s.dialogues if t.annotation and t.annotation.kind == "decoy"]
         assert decoys and not [t.user for t in decoys if CAT.trait(str(t.annotation.trait_id)).min_age]
+
+
+def test_traits_no_occupation_fits_together_are_drawn_again():
+    # seed 2053 stopped with "no occupation has the tags ['desk', 'shifts']" once sleep_schedule needed a job
+    # with night shifts (a maths teacher had worked nights at a call centre) and work_setup a desk job
+    from dimobench.generate.config import GenerateConfig
+    from dimobench.generate.stages import personas as stage1
+    from dimobench.generate.stages.personas import _occupations_for
+
+    both = [SimpleNamespace(trait_id="work_setup"), SimpleNamespace(trait_id="sleep_schedule")]
+    occupations = _occupations_for(CAT, both)  # type: ignore[arg-type]  # only trait ids are read
+    assert occupations and all({"desk", "shifts"} <= set(CAT.occupation_tags[o]) for o in occupations)
+    for seed in (2053, 2054):
+        out = stage1.run(GenerateConfig(seed=seed, personas=20, traits=8), CAT, random.Random(seed))
+        for p in out.personas:
+            needed = {tag for tr in p.traits for tag in CAT.trait(tr.trait_id).requires}
+            assert needed <= set(CAT.occupation_tags[str(p.profile["occupation"])]), (p.traits, p.profile)
 
 
 def test_an_act_asks_its_other_question_before_repeating_one():

@@ -20,6 +20,8 @@ CONFIG_FIELDS = ("seed", "personas", "traits")
 """Config fields that change this stage's output (its fingerprint covers them and its upstream)."""
 
 GENDERED = FEMALE_RELATIONS | MALE_RELATIONS
+REDRAWS = 50
+"""Trait sets drawn for one persona (catalog v3) before a set no occupation fits is a catalog error."""
 STUDENT_AGES = (22, 29)
 """Ages of a persona whose occupation is tagged ``student`` (catalogs with ``text_rules`` v3)."""
 
@@ -42,15 +44,12 @@ def run(cfg: GenerateConfig, inputs: Catalog, rng: random.Random) -> Output:
     personas = []
     for i in range(cfg.personas):
         first = _take(first_names, used_first)
-        topics = rng.sample(catalog.topics, cfg.traits)
-        traits = []
-        for tp in topics:
-            entry = rng.choice(tp.traits)
-            traits.append(Trait(
-                trait_id=entry.trait_id, topic=tp.topic,
-                states=[State(state_id=s.state_id, description=s.description) for s in entry.states],
-                initial_state=rng.choice(entry.states).state_id,
-            ))
+        traits = _draw_traits(catalog, cfg.traits, rng)
+        for _ in range(REDRAWS if v3 else 0):
+            if _occupations_for(catalog, traits):
+                break
+            # traits no occupation fits together (a desk job and night shifts): drawn again
+            traits = _draw_traits(catalog, cfg.traits, rng)
         if v3:
             profile = _fitting_profile(catalog, rng, traits)
             entities = _gendered_entities(catalog, rng, first_names, used_first, traits, int(str(profile["age"])))
@@ -71,6 +70,27 @@ def run(cfg: GenerateConfig, inputs: Catalog, rng: random.Random) -> Output:
         personas.append(Persona(persona_id=f"p{i + 1:02d}", name=f"{first} {last_names[i]}", profile=profile,
                                 traits=traits, entities=entities))
     return Output(personas=personas)
+
+
+def _draw_traits(catalog: Catalog, n: int, rng: random.Random) -> list[Trait]:
+    """``n`` traits from distinct topics, each in a random initial state."""
+    traits = []
+    for tp in rng.sample(catalog.topics, n):
+        entry = rng.choice(tp.traits)
+        traits.append(Trait(
+            trait_id=entry.trait_id, topic=tp.topic,
+            states=[State(state_id=s.state_id, description=s.description) for s in entry.states],
+            initial_state=rng.choice(entry.states).state_id,
+        ))
+    return traits
+
+
+def _occupations_for(catalog: Catalog, traits: list[Trait]) -> list[str]:
+    """Occupations whose tags hold every tag the traits require, students only if the traits allow their age."""
+    needed = {tag for tr in traits for tag in catalog.trait(tr.trait_id).requires}
+    youngest = max([22, *(catalog.trait(tr.trait_id).min_age for tr in traits)])
+    return [o for o in catalog.occupations if needed <= set(catalog.occupation_tags.get(o, ()))
+            and not (youngest > STUDENT_AGES[1] and "student" in catalog.occupation_tags.get(o, ()))]
 
 
 def _gendered_entities(catalog: Catalog, rng: random.Random, pool: list[str], used: set[str], traits: list[Trait],
@@ -95,11 +115,10 @@ def _fitting_profile(catalog: Catalog, rng: random.Random, traits: list[Trait]) 
     """Age, occupation and city such that the occupation's tags hold every tag the traits require, the age is at
     least every trait's ``min_age``, and a student's age is a student's (the compatibility table:
     ``occupation_tags`` x ``TraitEntry.requires`` and ``min_age``)."""
-    needed = {tag for tr in traits for tag in catalog.trait(tr.trait_id).requires}
     youngest = max([22, *(catalog.trait(tr.trait_id).min_age for tr in traits)])
-    fits = [o for o in catalog.occupations if needed <= set(catalog.occupation_tags.get(o, ()))
-            and not (youngest > STUDENT_AGES[1] and "student" in catalog.occupation_tags.get(o, ()))]
+    fits = _occupations_for(catalog, traits)
     if not fits:
+        needed = {tag for tr in traits for tag in catalog.trait(tr.trait_id).requires}
         raise ValueError(f"no occupation in the catalog has the tags {sorted(needed)}")
     occupation = rng.choice(fits)
     student = "student" in catalog.occupation_tags.get(occupation, ())
