@@ -143,6 +143,15 @@ def test_a_person_the_user_mentions_keeps_one_state_of_each_trait(suites):
                 key = (t.persona_id, t.annotation.entity_id, t.annotation.trait_id)
                 shown.setdefault(key, set()).add(t.annotation.state_id)
         assert len(shown) >= 40 and all(len(v) == 1 for v in shown.values()), shown
+        # and one thing about a person is news once (seed 2071: "Something I only recently learned" told twice)
+        told: Counter[tuple[str, str | None, str]] = Counter()
+        for t in s.dialogues:
+            if t.annotation and t.annotation.kind == "entity":
+                entry = CAT.trait(str(t.annotation.trait_id))
+                state = next(st for st in entry.states if st.state_id == t.annotation.state_id)
+                habit = max((h for h in state.habits if h in t.user), key=len)
+                told[(t.persona_id, t.annotation.entity_id, habit)] += 1
+        assert told and max(told.values()) == 1, told.most_common(3)
         # and the user's distant past never has a stage of life ("years ago I eased into semi-retirement" at 43)
         decoys = [t for t in s.dialogues if t.annotation and t.annotation.kind == "decoy"]
         assert decoys and not [t.user for t in decoys if CAT.trait(str(t.annotation.trait_id)).min_age]

@@ -63,10 +63,11 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
         fillers = [i for i, t in enumerate(turns) if t.annotation and t.annotation.kind == "filler"]
         n = min(len(fillers), round(cfg.confounder_rate * len(turns)))
         shown_as: dict[tuple[str, str], str] = {}  # (entity, trait) -> the state that person was shown in
+        told: set[tuple[str, str]] = set()  # (entity, habit) already told of that person
         for i in sorted(prng.sample(fillers, n)):
             kind = prng.choices(list(KIND_WEIGHTS), list(KIND_WEIGHTS.values()))[0]
             renderer.at(turns[i].timestamp)
-            made = _confounder(kind, turns[i].turn, plan, inputs.catalog, renderer, prng, shown_as)
+            made = _confounder(kind, turns[i].turn, plan, inputs.catalog, renderer, prng, shown_as, told)
             if made is not None:
                 user, assistant, ann = made
                 turns[i] = turns[i].model_copy(update={"user": user, "assistant": assistant, "annotation": ann})
@@ -75,7 +76,8 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
 
 
 def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer: Renderer,
-                rng: random.Random, shown_as: dict[tuple[str, str], str]) -> tuple[str, str, Annotation] | None:
+                rng: random.Random, shown_as: dict[tuple[str, str], str],
+                told: set[tuple[str, str]]) -> tuple[str, str, Annotation] | None:
     traits = [tr.trait_id for tr in plan.persona.traits]
     drift = plan.active_drift(t)
     weights = [2.0 if (drift and tid == drift.trait_id) or tid in plan.stable_traits else 1.0 for tid in traits]
@@ -122,7 +124,13 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
         ent = rng.choice(same or free or plan.persona.entities)
         if shown_as.get((ent.entity_id, trait_id), shown.state_id) != shown.state_id:
             shown = next(st for st in entry.states if st.state_id == shown_as[(ent.entity_id, trait_id)])
-            habit = rng.choice(shown.habits)
+        # and one thing about a person is news once (seed 2071: "Something I only recently learned: ..." told
+        # again word for word); once all of it is told, the turn stays a filler
+        fresh = [h for h in shown.habits if (ent.entity_id, h) not in told]
+        if not fresh:
+            return None
+        habit = rng.choice(fresh)
+        told.add((ent.entity_id, habit))
         shown_as[(ent.entity_id, trait_id)] = shown.state_id
     user, assistant = renderer.render("entity", catalog.entity, habit=habit, entity=ent.name,
                                       relation=ent.relation)
