@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dimobench.api import GenerateConfig, audit_suite, generate_suite
+from dimobench.api import GenerateConfig, audit_suite, generate_suite, load_suite
 from dimobench.audit.card import summary
 from dimobench.audit.items import Item, cluster_interval, credit, items_of, relabel_null
 from dimobench.audit.shortcuts import Dialogue, bow_window, recent_mention
@@ -178,9 +178,12 @@ def test_a_state_prior_learned_on_one_seed_answers_another_when_one_state_is_alw
     monkeypatch.setenv("DIMOBENCH_CATALOG", str(find_catalog("catalog-v3")))
     generate_suite(GenerateConfig(turns=160, personas=3, seed=1, qa_rules="valid"), tmp_path / "v1", verify=False,
                    audit=False)
-    # twelve training personas, so every trait the three test personas hold has been seen
-    generate_suite(GenerateConfig(turns=100, personas=12, seed=2, qa_rules="valid"), tmp_path / "v2", verify=False,
+    # twenty training personas, so every trait the three test personas hold has been seen (checked below: with
+    # twelve, a trait set redrawn for its occupation left one unseen)
+    generate_suite(GenerateConfig(turns=100, personas=20, seed=2, qa_rules="valid"), tmp_path / "v2", verify=False,
                    audit=False)
+    seen = {t.trait_id for p in load_suite(tmp_path / "v2").personas for t in p.traits}
+    assert {t.trait_id for p in load_suite(tmp_path / "v1").personas for t in p.traits} <= seen
     leaky = audit_suite(_first_state_is_gold(tmp_path / "v1", tmp_path / "l1"),
                         train=[_first_state_is_gold(tmp_path / "v2", tmp_path / "l2")])
     assert _accuracy(leaky, "state_prior") == 1.0 > _accuracy(leaky, "option_prior")
