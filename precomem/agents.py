@@ -180,8 +180,9 @@ _DISCOURSE = frozenset(
     "something anything one another next new topic different unrelated totally random bit small help hand need "
     "hoping hope let run bother again note changing subject here's got more".split()
 )
-"""Words of a conversational opener ("Okay, different thing.", "I need a hand with something."), which says
-nothing about the user: a sentence made only of these and stopwords is not worth a belief."""
+"""Words of a conversational opener ("Okay, different thing.", "I need a hand with something.", "One more
+thing."), which says nothing about the user: a sentence made only of these and stopwords is not worth a belief.
+("more" is a stance word the lexical index keeps; here it only decides whether a sentence says anything.)"""
 
 
 def split_sentences(text: str) -> list[str]:
@@ -191,7 +192,8 @@ def split_sentences(text: str) -> list[str]:
 
 def says_something(sentence: str) -> bool:
     """Whether ``sentence`` has a word beyond stopwords and a conversational opener's words."""
-    return any(w not in STOPWORDS and w not in _DISCOURSE for w in _WORD.findall(sentence.lower()))
+    words = _WORD.findall(sentence.lower().replace("\u2019", "'"))  # "I\u2019ve" is one word, as "I've" is
+    return any(w not in STOPWORDS and w not in _DISCOURSE for w in words)
 
 
 def classify(sentence: str) -> tuple[str, str, bool]:

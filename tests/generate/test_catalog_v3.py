@@ -159,19 +159,44 @@ def test_a_person_the_user_mentions_keeps_one_state_of_each_trait(suites):
 
 def test_traits_no_occupation_fits_together_are_drawn_again():
     # seed 2053 stopped with "no occupation has the tags ['desk', 'shifts']" once sleep_schedule needed a job
-    # with night shifts (a maths teacher had worked nights at a call centre) and work_setup a desk job
+    # with night shifts: a trait set no occupation fits is drawn again, and only a catalog where no set can fit
+    # is an error. Here no occupation has a tag, so only traits that require none may be drawn.
     from dimobench.generate.config import GenerateConfig
     from dimobench.generate.stages import personas as stage1
-    from dimobench.generate.stages.personas import _occupations_for
 
-    both = [SimpleNamespace(trait_id="work_setup"), SimpleNamespace(trait_id="sleep_schedule")]
-    occupations = _occupations_for(CAT, both)  # type: ignore[arg-type]  # only trait ids are read
-    assert occupations and all({"desk", "shifts"} <= set(CAT.occupation_tags[o]) for o in occupations)
-    for seed in (2053, 2054):
-        out = stage1.run(GenerateConfig(seed=seed, personas=20, traits=8), CAT, random.Random(seed))
-        for p in out.personas:
-            needed = {tag for tr in p.traits for tag in CAT.trait(tr.trait_id).requires}
-            assert needed <= set(CAT.occupation_tags[str(p.profile["occupation"])]), (p.traits, p.profile)
+    untagged = CAT.model_copy(update={"occupation_tags": {o: [] for o in CAT.occupations}})
+    needy = {tr.trait_id for tp in CAT.topics for tr in tp.traits if tr.requires}
+    assert needy
+    out = stage1.run(GenerateConfig(seed=2053, personas=20, traits=8), untagged, random.Random(2053))
+    assert not [t.trait_id for p in out.personas for t in p.traits if t.trait_id in needy]
+    hopeless = CAT.model_copy(deep=True)
+    for tp in hopeless.topics:
+        for tr in tp.traits:
+            tr.requires = ["night_vision"]
+    with pytest.raises(ValueError, match="night_vision"):
+        stage1.run(GenerateConfig(seed=1, personas=1), hopeless, random.Random(1))
+
+
+def test_the_distant_past_of_a_trait_bound_to_an_age_is_never_told():
+    # seed 2041: "years and years back I trimmed duties ahead of retirement", said by a 43-year-old
+    from dimobench.generate.config import GenerateConfig
+    from dimobench.generate.stages import confounders, personas
+    from dimobench.suite.schema import Schedule, State, Trait, Turn
+
+    aged = [tr for tp in CAT.topics for tr in tp.traits if tr.min_age]
+    assert aged
+    person = personas.run(GenerateConfig(seed=3, personas=1), CAT, random.Random(3)).personas[0]
+    entry = aged[0]  # the persona holds that trait only, so every decoy would be of it
+    person.traits = [Trait(trait_id=entry.trait_id, topic=CAT.topic_of(entry.trait_id).topic,
+                           states=[State(state_id=st.state_id, description=st.description) for st in entry.states],
+                           initial_state=entry.states[0].state_id)]
+    turns = [Turn(persona_id=person.persona_id, turn=n, session=1, timestamp=f"2024-03-{1 + n // 20:02d}T10:00:00",
+                  user=f"Filler {n}.", assistant="Ok.", annotation={"kind": "filler"}) for n in range(1, 201)]
+    out = confounders.run(GenerateConfig(seed=3, confounder_rate=0.5, qa_rules="valid"), confounders.Inputs(
+        catalog=CAT, personas=[person], schedules=[Schedule(persona_id=person.persona_id, drifts=[], phases=[])],
+        turns=turns, used_user={}), random.Random(3))
+    kinds = Counter(t.annotation.kind for t in out.turns if t.annotation)
+    assert kinds["entity"] > 10 and kinds["decoy"] == 0, kinds
 
 
 def test_an_act_asks_its_other_question_before_repeating_one():
@@ -222,8 +247,7 @@ def test_the_golds_rank_by_length_is_uniform_whatever_its_state(suites):
 
 def test_the_length_draw_never_looks_at_which_option_is_gold():
     # a first version drew the wrong options around the gold's length: a text prior then scored 0.42 (simulated)
-    from types import SimpleNamespace
-
+    
     from dimobench.suite.questions import QuestionMaker
 
     trait = next(t for tp in CAT.topics for t in tp.traits if t.trait_id == "pet_life")

@@ -20,7 +20,7 @@ from dimobench.catalog import Catalog
 from dimobench.generate.config import GenerateConfig
 from dimobench.generate.text import Renderer, friends_of, home_city
 from dimobench.suite.plan import LatentPlan, turns_by_persona
-from dimobench.suite.schema import Annotation, Persona, Schedule, Turn
+from dimobench.suite.schema import Annotation, Entity, Persona, Schedule, Turn
 
 NAME = "confounders"
 VERSION = "1"
@@ -113,25 +113,30 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
     if kind == "decoy":
         user, assistant = renderer.render("decoy", catalog.decoy, habit=rng.choice(shown.habits))
         return user, assistant, Annotation(kind="decoy", trait_id=trait_id, state_id=shown.state_id)
-    habit = rng.choice(shown.habits)
-    ent = rng.choice(plan.persona.entities)
-    if catalog.text_rules == "v3":
+    if catalog.text_rules != "v3":
+        habit = rng.choice(shown.habits)
+        ent = rng.choice(plan.persona.entities)
+    else:
         # One person keeps one state of a trait (blind read of seed 1911: an old school friend coding, then
-        # feeding a cat, walking a hound, and the cat again): someone already shown in this state, else someone
-        # not yet shown in any, else someone shown in another keeps theirs.
-        same = [e for e in plan.persona.entities if shown_as.get((e.entity_id, trait_id)) == shown.state_id]
-        free = [e for e in plan.persona.entities if (e.entity_id, trait_id) not in shown_as]
-        ent = rng.choice(same or free or plan.persona.entities)
-        if shown_as.get((ent.entity_id, trait_id), shown.state_id) != shown.state_id:
-            shown = next(st for st in entry.states if st.state_id == shown_as[(ent.entity_id, trait_id)])
-        # and one thing about a person is news once (seed 2071: "Something I only recently learned: ..." told
-        # again word for word); once all of it is told, the turn stays a filler
-        fresh = [h for h in shown.habits if (ent.entity_id, h) not in told]
-        if not fresh:
+        # feeding a cat, walking a hound, and the cat again), and one thing about a person is news once (seed
+        # 2071: a line about a relative told again word for word): someone shown in this state with something
+        # left to tell, else someone not yet shown in any, else someone shown in another state keeps theirs;
+        # when nobody has anything left, the turn stays a filler.
+        def untold(e: Entity) -> list[str]:
+            kept = shown_as.get((e.entity_id, trait_id), shown.state_id)
+            state = next(st for st in entry.states if st.state_id == kept)
+            return [h for h in state.habits if (e.entity_id, h) not in told]
+
+        people = [e for e in plan.persona.entities if untold(e)]
+        same = [e for e in people if shown_as.get((e.entity_id, trait_id)) == shown.state_id]
+        free = [e for e in people if (e.entity_id, trait_id) not in shown_as]
+        if not people:
             return None
-        habit = rng.choice(fresh)
+        ent = rng.choice(same or free or people)
+        kept = shown_as.setdefault((ent.entity_id, trait_id), shown.state_id)
+        shown = next(st for st in entry.states if st.state_id == kept)
+        habit = rng.choice(untold(ent))
         told.add((ent.entity_id, habit))
-        shown_as[(ent.entity_id, trait_id)] = shown.state_id
     user, assistant = renderer.render("entity", catalog.entity, habit=habit, entity=ent.name,
                                       relation=ent.relation)
     return user, assistant, Annotation(kind="entity", trait_id=trait_id, state_id=shown.state_id,

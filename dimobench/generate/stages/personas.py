@@ -21,7 +21,7 @@ CONFIG_FIELDS = ("seed", "personas", "traits")
 
 GENDERED = FEMALE_RELATIONS | MALE_RELATIONS
 REDRAWS = 50
-"""Trait sets drawn for one persona (catalog v3) before a set no occupation fits is a catalog error."""
+"""Trait sets drawn again for one persona (catalog v3) before a set no occupation fits is a catalog error."""
 STUDENT_AGES = (22, 29)
 """Ages of a persona whose occupation is tagged ``student`` (catalogs with ``text_rules`` v3)."""
 
@@ -85,10 +85,15 @@ def _draw_traits(catalog: Catalog, n: int, rng: random.Random) -> list[Trait]:
     return traits
 
 
+def _needs(catalog: Catalog, traits: list[Trait]) -> tuple[set[str], int]:
+    """The occupation tags the traits require and the youngest age they allow."""
+    needed = {tag for tr in traits for tag in catalog.trait(tr.trait_id).requires}
+    return needed, max([22, *(catalog.trait(tr.trait_id).min_age for tr in traits)])
+
+
 def _occupations_for(catalog: Catalog, traits: list[Trait]) -> list[str]:
     """Occupations whose tags hold every tag the traits require, students only if the traits allow their age."""
-    needed = {tag for tr in traits for tag in catalog.trait(tr.trait_id).requires}
-    youngest = max([22, *(catalog.trait(tr.trait_id).min_age for tr in traits)])
+    needed, youngest = _needs(catalog, traits)
     return [o for o in catalog.occupations if needed <= set(catalog.occupation_tags.get(o, ()))
             and not (youngest > STUDENT_AGES[1] and "student" in catalog.occupation_tags.get(o, ()))]
 
@@ -115,10 +120,9 @@ def _fitting_profile(catalog: Catalog, rng: random.Random, traits: list[Trait]) 
     """Age, occupation and city such that the occupation's tags hold every tag the traits require, the age is at
     least every trait's ``min_age``, and a student's age is a student's (the compatibility table:
     ``occupation_tags`` x ``TraitEntry.requires`` and ``min_age``)."""
-    youngest = max([22, *(catalog.trait(tr.trait_id).min_age for tr in traits)])
+    needed, youngest = _needs(catalog, traits)
     fits = _occupations_for(catalog, traits)
     if not fits:
-        needed = {tag for tr in traits for tag in catalog.trait(tr.trait_id).requires}
         raise ValueError(f"no occupation in the catalog has the tags {sorted(needed)}")
     occupation = rng.choice(fits)
     student = "student" in catalog.occupation_tags.get(occupation, ())
