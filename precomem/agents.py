@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from precomem.encoders import STOPWORDS
+from precomem.encoders import tokenize
 
 Regime = Literal["MAINTAIN", "PROFILE", "CORRECT"]
 
@@ -174,7 +174,6 @@ _HABIT = re.compile(
 )
 """Habit words: a recurring pattern is a trait that may drift, not a one-off event."""
 _STRONG = re.compile(r"\b(always|every|love|hate|can'?t stand|usually|never|favou?rite|really)\b", re.IGNORECASE)
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _DISCOURSE = frozenset(
     "hey hi hello okay ok right well oh yes yeah sure thanks thank please sorry quick question check thing things "
     "something anything one another next new topic different unrelated totally random bit small help hand need "
@@ -192,8 +191,8 @@ def split_sentences(text: str) -> list[str]:
 
 def says_something(sentence: str) -> bool:
     """Whether ``sentence`` has a word beyond stopwords and a conversational opener's words."""
-    words = _WORD.findall(sentence.lower().replace("\u2019", "'"))  # "I\u2019ve" is one word, as "I've" is
-    return any(w not in STOPWORDS and w not in _DISCOURSE for w in words)
+    # "I\u2019ve" is one word, as "I've" is
+    return any(w not in _DISCOURSE for w in tokenize(sentence.replace("\u2019", "'")))
 
 
 def classify(sentence: str) -> tuple[str, str, bool]:

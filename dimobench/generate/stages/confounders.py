@@ -122,9 +122,10 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
         # 2071: a line about a relative told again word for word): someone shown in this state with something
         # left to tell, else someone not yet shown in any, else someone shown in another state keeps theirs;
         # when nobody has anything left, the turn stays a filler.
+        by_id = {st.state_id: st for st in entry.states}
+
         def untold(e: Entity) -> list[str]:
-            kept = shown_as.get((e.entity_id, trait_id), shown.state_id)
-            state = next(st for st in entry.states if st.state_id == kept)
+            state = by_id[shown_as.get((e.entity_id, trait_id), shown.state_id)]
             return [h for h in state.habits if (e.entity_id, h) not in told]
 
         people = [e for e in plan.persona.entities if untold(e)]
@@ -133,8 +134,7 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
         if not people:
             return None
         ent = rng.choice(same or free or people)
-        kept = shown_as.setdefault((ent.entity_id, trait_id), shown.state_id)
-        shown = next(st for st in entry.states if st.state_id == kept)
+        shown = by_id[shown_as.setdefault((ent.entity_id, trait_id), shown.state_id)]
         habit = rng.choice(untold(ent))
         told.add((ent.entity_id, habit))
     user, assistant = renderer.render("entity", catalog.entity, habit=habit, entity=ent.name,
