@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,6 +19,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 _TOKEN = re.compile(r"[a-z0-9]+")
+CACHE_TEXTS = 100_000
+"""Texts whose rows an :class:`Embedder` keeps (about 150 MB of MiniLM rows): an XL suite and its questions need
+about 20,000, and a sharded or resumed run over many suites no longer grows without bound."""
 BACKENDS = ("auto", "minilm", "hashing")
 """The embedding names ``--embedding`` accepts."""
 _EMBEDDERS: dict[tuple[str, str, str], Embedder] = {}
@@ -66,7 +70,7 @@ class Embedder:
 
             # Batches only (no single-thread small path): the answerer encodes on the threads the process has.
             self._minilm = MiniLMEncoder(path, small_batch_threads=None, runtime=runtime, device=device)
-        self._cache: dict[str, np.ndarray] = {}
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self.dim = 384 if path else 1024
         self._hasher: tuple[Any, Any] | None = None
         """The (char n-gram, word) ``HashingVectorizer`` pair, built on first use."""
@@ -99,14 +103,25 @@ class Embedder:
         return dense / np.maximum(np.linalg.norm(dense, axis=1, keepdims=True), 1e-9)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Rows for ``texts`` in order; only texts not seen before are sent to the model, in one batch."""
-        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        if missing:
-            for t, row in zip(missing, self._encode_raw(missing), strict=True):
-                self._cache[t] = row
+        """Rows for ``texts`` in order; only texts not in the cache are sent to the model, in one batch. The cache
+        keeps the :data:`CACHE_TEXTS` texts used most recently, so a long run's memory stays bounded."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return np.stack([self._cache[t] for t in texts])
+        cache = self._cache
+        missing = list(dict.fromkeys(t for t in texts if t not in cache))
+        fresh = dict(zip(missing, self._encode_raw(missing), strict=True)) if missing else {}
+        rows = []
+        for t in texts:
+            row = fresh.get(t)
+            if row is None:
+                row = cache[t]
+            else:
+                cache[t] = row
+            cache.move_to_end(t)
+            rows.append(row)
+        while len(cache) > CACHE_TEXTS:
+            cache.popitem(last=False)
+        return np.stack(rows)
 
 
 _DEFAULT = ["auto"]
