@@ -8,6 +8,7 @@ import re
 import pytest
 
 from dimobench.catalog import TopicEntry, find_catalog, load_catalog, shipped_catalogs
+from dimobench.catalog_patterns import barred_pattern
 from dimobench.catalog_rules import check_catalog, check_topic, word_problems
 from dimobench.resources import resource_dir
 
@@ -106,3 +107,26 @@ def test_a_state_that_excludes_a_word_its_own_texts_say_is_a_catalog_error():
     problems = check_topic(topic)
     assert any("say words it excludes" in p and st.state_id in p for p in problems), problems
     assert sum(len(s.excludes) for t in cat.topics for r in t.traits for s in r.states) >= 400
+
+
+OWN_TRANSIT = re.compile(
+    r"\b(?:take|took|catch|caught|get|got) the (?:train|bus) (?:in|into|to work|home)\b|\bon the bus\b|"
+    r"\bbus (?:ride|home|fare)s?\b|\bbus was late\b|\bfrom the station\b|\bsignal failure\b|"
+    r"\btrains? on my office days\b|\b(?:late|emptier|quietest on the) trains?\b|\bI travel in\b", re.I)
+
+
+def test_catalog_v3_non_drivers_and_drivers_never_tell_of_a_bus_or_train_commute_in_other_traits():
+    # blind read of seed 2111: a driver whose work cues took the train in and walked from the station
+    cat = load_catalog(find_catalog("catalog-v3"))
+    commute = cat.trait("commute_mode")
+    texts = [text for tp in cat.topics for tr in tp.traits if tr.trait_id != "commute_mode" for st in tr.states
+             for act in st.acts for text in [*act.context, *(a.user for a in act.asks)]]
+    texts += [text for act in cat.filler_acts for text in [*act.context, *(a.user for a in act.asks)]]
+    transit = [t for t in texts if OWN_TRANSIT.search(t)]
+    assert len(transit) >= 10  # the pattern still finds what it is meant to
+    for st in commute.states:
+        if st.state_id == "bus_and_train":
+            continue
+        barred = barred_pattern(frozenset(st.excludes))
+        told = [t for t in transit if not (barred and barred.search(t))]
+        assert told == [], (st.state_id, told[:5])

@@ -143,6 +143,21 @@ def test_a_person_the_user_mentions_keeps_one_state_of_each_trait(suites):
                 key = (t.persona_id, t.annotation.entity_id, t.annotation.trait_id)
                 shown.setdefault(key, set()).add(t.annotation.state_id)
         assert len(shown) >= 40 and all(len(v) == 1 for v in shown.values()), shown
+        # and a trait new to the people around the user goes to one of those shown in the fewest traits so far
+        # (seed 2111: a cousin with every habit the user's traits offer)
+        for pid in {t.persona_id for t in s.dialogues}:
+            people = {e.entity_id for p in s.personas if p.persona_id == pid for e in p.entities}
+            traits_of: dict[str | None, set[str | None]] = {e: set() for e in people}
+            firsts = 0
+            for t in s.dialogues:
+                a = t.annotation
+                if t.persona_id != pid or not a or a.kind != "entity" or a.trait_id in traits_of[a.entity_id]:
+                    continue
+                untouched = [e for e in people if a.trait_id not in traits_of[e]]
+                assert len(traits_of[a.entity_id]) == min(len(traits_of[e]) for e in untouched), (pid, t.turn)
+                traits_of[a.entity_id].add(a.trait_id)
+                firsts += 1
+            assert firsts >= 3
         # and one thing about a person is news once (seed 2071: "Something I only recently learned" told twice)
         told: Counter[tuple[str, str | None, str]] = Counter()
         for t in s.dialogues:

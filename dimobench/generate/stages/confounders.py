@@ -120,8 +120,9 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
         # One person keeps one state of a trait (blind read of seed 1911: an old school friend coding, then
         # feeding a cat, walking a hound, and the cat again), and one thing about a person is news once (seed
         # 2071: a line about a relative told again word for word): someone shown in this state with something
-        # left to tell, else someone not yet shown in any, else someone shown in another state keeps theirs;
-        # when nobody has anything left, the turn stays a filler.
+        # left to tell, else someone not yet shown in any (of those, someone shown in the fewest traits so far:
+        # blind read of seed 2111, a cousin who had every habit the user's traits offer), else someone shown in
+        # another state keeps theirs; when nobody has anything left, the turn stays a filler.
         by_id = {st.state_id: st for st in entry.states}
 
         def untold(e: Entity) -> list[str]:
@@ -131,6 +132,10 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
         people = [e for e in plan.persona.entities if untold(e)]
         same = [e for e in people if shown_as.get((e.entity_id, trait_id)) == shown.state_id]
         free = [e for e in people if (e.entity_id, trait_id) not in shown_as]
+        if free:
+            shown_in = {e.entity_id: sum(1 for eid, _ in shown_as if eid == e.entity_id) for e in free}
+            fewest = min(shown_in.values())
+            free = [e for e in free if shown_in[e.entity_id] == fewest]
         if not people:
             return None
         ent = rng.choice(same or free or people)
