@@ -64,6 +64,7 @@ def main() -> None:
     nulls: dict[int, list[list[float]]] = {seed: [] for seed in args.test}
     observed_best: dict[int, float] = dict.fromkeys(args.test, 0.0)
     for attack in attacks():
+        attack.prepare([*train, *(it for seed in args.test for it in items[seed])])
         attack.fit(train)
         rows, pooled = {}, []
         for seed in args.test:

@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 from dimobench.catalog import TopicEntry
+from dimobench.embed import get_embedder
 from dimobench.evaluate.answerer import OfflineAnswerer
-from dimobench.evaluate.embed import get_embedder
 from dimobench.evaluate.protocol import Recalled
 
 

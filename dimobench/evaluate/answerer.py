@@ -44,7 +44,7 @@ from functools import lru_cache
 import numpy as np
 
 from dimobench.catalog import STOP_WORDS
-from dimobench.evaluate.embed import Embedder, get_embedder
+from dimobench.embed import Embedder, get_embedder
 from dimobench.evaluate.protocol import Recalled
 
 PAST = re.compile(r"\b(before|earlier|prior to|previously|used to|originally|at first|in the past|formerly|"

@@ -118,7 +118,7 @@ def evaluate(cfg: EvalConfig, out: str | Path, progress: ProgressFn | None = Non
     returned one has no figures). ``prefill`` (used by ``merge``) may put units into ``out`` before the run.
     """
     from dimobench import __version__
-    from dimobench.evaluate.embed import get_embedder, set_default_backend, use_device
+    from dimobench.embed import get_embedder, set_default_backend, use_device
     from dimobench.evaluate.executor import check_executor, parse_shard, plan_units, shard_units
     from dimobench.evaluate.gloss import make_offline_answerer
     from dimobench.evaluate.shards import shard_report, write_marker

@@ -34,7 +34,7 @@ from dimobench.evaluate.protocol import Recalled
 
 if TYPE_CHECKING:
     from dimobench.catalog import Catalog
-    from dimobench.evaluate.embed import Embedder
+    from dimobench.embed import Embedder
     from dimobench.suite.load import Suite
 
 VERSION = "1"

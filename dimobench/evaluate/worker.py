@@ -118,7 +118,7 @@ def _system(name: str, spec: WorkerSpec) -> Any:
 def _answerer(embedding: str, kind: str, device: str) -> Any:
     key = f"{kind}\x00{embedding}\x00{device}"
     if key not in _ANSWERERS:
-        from dimobench.evaluate.embed import get_embedder, set_default_backend
+        from dimobench.embed import get_embedder, set_default_backend
         from dimobench.evaluate.gloss import make_offline_answerer
 
         set_default_backend(embedding)  # the baselines embed with the evaluation's backend, as in the parent
@@ -132,7 +132,7 @@ def run_unit(unit: Unit, spec: WorkerSpec, save_to: str | None = None) -> System
     Saving in the worker means a SIGKILLed run loses at most the unit each worker had in progress. The unit
     comes back as the store reads it back, so the report is built from the same values whoever saved it.
     """
-    from dimobench.evaluate.embed import use_device
+    from dimobench.embed import use_device
     from dimobench.evaluate.replay import run_persona
 
     use_device(spec.device)  # a Ray worker on another machine has not seen the parent's environment

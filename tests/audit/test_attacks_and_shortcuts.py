@@ -51,6 +51,22 @@ def test_a_planted_length_leak_lifts_the_length_attack_past_its_gate(two_seeds, 
     assert not gate.passed and not leaky.passed
 
 
+def test_a_question_that_means_its_gold_lifts_the_meaning_attack_past_its_gate(two_seeds, tmp_path):
+    # the no-memory system answers by the question's closeness in meaning to each option; the card must see that
+    dst = tmp_path / "hinted"
+    shutil.copytree(two_seeds[0], dst)
+    rows = [json.loads(line) for line in (dst / "qa.jsonl").read_text(encoding="utf-8").splitlines()]
+    for r in rows:
+        r["question"] = f"{r['question']} Think of {r['answer'][0].lower()}{r['answer'][1:]}."
+    (dst / "qa.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    clean, hinted = audit_suite(two_seeds[0]), audit_suite(dst)
+    assert _accuracy(clean, "question_meaning") < 0.45
+    assert _accuracy(hinted, "question_meaning") > 0.9
+    meaning = next(a for a in hinted.attacks if a.name == "question_meaning")
+    assert meaning.describe.endswith(("[minilm]", "[hashing]"))  # which embedding ran
+    assert not next(g for g in hinted.gates if g.name == "no_context").passed
+
+
 def test_a_prior_learned_on_one_seed_answers_another_when_one_text_is_always_gold(two_seeds, tmp_path):
     train = _rewrite_gold(two_seeds[1], tmp_path / "train", lambda t: "The planted favourite")
     test = _rewrite_gold(two_seeds[0], tmp_path / "test", lambda t: "The planted favourite")

@@ -93,7 +93,7 @@ def test_timeout_is_in_the_help_of_every_command_that_calls_an_llm(command: str)
     assert "--timeout" in r.stdout and "SECONDS" in r.stdout and "no limit" in r.stdout
 
 
-@pytest.mark.parametrize("module", ["dimobench.evaluate.embed", "dimobench.verify.embed"])
+@pytest.mark.parametrize("module", ["dimobench.embed", "dimobench.verify.embed"])
 def test_an_unknown_embedding_name_is_refused_not_swapped_for_hashing(module: str) -> None:
     import importlib
 

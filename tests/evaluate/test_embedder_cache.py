@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from dimobench.evaluate import embed
-from dimobench.evaluate.embed import Embedder
+from dimobench import embed
+from dimobench.embed import Embedder
 
 
 def test_cache_keeps_only_the_most_recent_texts_and_rows_do_not_change(monkeypatch):

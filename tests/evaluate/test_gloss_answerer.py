@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 from dimobench.api import load_suite
 from dimobench.catalog import find_catalog, load_catalog
 from dimobench.cli.app import app
+from dimobench.embed import get_embedder
 from dimobench.evaluate.answerer import OfflineAnswerer
-from dimobench.evaluate.embed import get_embedder
 from dimobench.evaluate.gloss import CatalogReading, GlossAnswerer
 from dimobench.evaluate.protocol import Recalled
 from dimobench.suite.load import Suite

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from dimobench.embed import get_embedder
 from dimobench.evaluate.answerer import OfflineAnswerer
-from dimobench.evaluate.embed import get_embedder
 from dimobench.evaluate.protocol import Recalled
 
 SLEEP_OPTIONS = ["Afternoon naps dozing on the sofa", "Testing a new memory foam mattress",

@@ -198,8 +198,8 @@ def test_source_turns_that_are_no_turn_numbers_are_dropped(tiny_suite: Path, her
 
 def test_sleeping_recall_times_out_and_its_worker_is_ended(tiny_suite: Path, here: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from dimobench.embed import get_embedder
     from dimobench.evaluate.answerer import OfflineAnswerer
-    from dimobench.evaluate.embed import get_embedder
     from dimobench.evaluate.replay import run_system
     from dimobench.suite.load import load_suite
 

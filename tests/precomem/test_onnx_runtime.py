@@ -184,9 +184,9 @@ def test_missing_onnxruntime_raises_when_explicit_and_falls_back_under_auto(monk
 
 
 def test_answerer_embedder_reports_its_runtime(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dimobench.embed import Embedder
     from dimobench.errors import ConfigError
     from dimobench.evaluate.answerer import OfflineAnswerer
-    from dimobench.evaluate.embed import Embedder
 
     onnx, torch = Embedder("minilm"), Embedder("minilm", runtime="torch")
     assert (onnx.runtime, torch.runtime) == ("onnx", "torch")

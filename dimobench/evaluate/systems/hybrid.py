@@ -12,7 +12,7 @@ from collections import Counter
 
 import numpy as np
 
-from dimobench.evaluate.embed import Embedder, get_embedder
+from dimobench.embed import Embedder, get_embedder
 
 try:
     from precomem.config import PreCoMemConfig
@@ -24,7 +24,7 @@ try:
     WEIGHTS = (_CFG.w_dense, _CFG.w_lexical, _CFG.w_topic, _CFG.bm25_half, _CFG.topic_temperature)
     SOURCE = "precomem"
 except ImportError:  # pragma: no cover - precomem ships with dimobench; kept for a stripped install
-    from dimobench.evaluate.embed import tokenize
+    from dimobench.embed import tokenize
 
     PROTOTYPES = {}
     WEIGHTS = (0.5, 0.3, 0.2, 4.0, 0.05)

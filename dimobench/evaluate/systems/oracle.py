@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from dimobench.embed import get_embedder
 from dimobench.evaluate.answerer import PAST
-from dimobench.evaluate.embed import get_embedder
 from dimobench.evaluate.gloss import state_gloss
 from dimobench.suite.plan import LatentPlan
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dimobench.evaluate import embed
+from dimobench import embed
 from dimobench.evaluate.systems.oracle import PAST_SCORE, OracleMemory
 from dimobench.suite.load import load_suite
 

@@ -22,7 +22,7 @@ class LangMemStore:
 
     def __init__(self) -> None:
         """Load the MiniLM embedder (shared with the answerer when the same model is already loaded)."""
-        from dimobench.evaluate.embed import load_model
+        from dimobench.embed import load_model
 
         self._model = load_model(minilm_path())
         self._fresh("none")
