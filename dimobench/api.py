@@ -246,19 +246,23 @@ def verify_suite(path: str | Path, verifier: str = "offline", only: list[str] | 
 
 def audit_suite(suites: Sequence[str | Path] | str | Path, *, train: Sequence[str | Path] = (),
                 against: Sequence[str | Path] = (), gates: dict[str, float] | None = None,
-                out: str | Path | None = None, reference: int = 0) -> AuditReport:
+                out: str | Path | None = None, reference: int | None = 0) -> AuditReport:
     """The validity card of one or more suites: no-context attacks, shortcut baselines, flags, lints, diversity.
 
     ``train`` suites (other seeds) teach the learned attacks; ``reference=N`` instead generates N offline suites
     of other seeds from the config each audited suite's manifest records (:func:`reference_seeds`, what
     ``generate``'s card trains on; ``ConfigError`` for an imported or LLM-written suite); with neither, each
     persona is attacked with what the suite's other personas teach, which reads high on a generated suite.
+    ``reference=None`` (the CLI's default) picks: :data:`REFERENCE_SUITES` when no ``train`` is given and every
+    suite was generated offline, so the card says what ``generate``'s said, else leave-one-persona-out.
     ``gates`` override the default limits by name.
     """
     from dimobench.audit import audit_suites
     from dimobench.errors import ConfigError
 
     paths = [suites] if isinstance(suites, str | Path) else list(suites)
+    if reference is None:
+        reference = REFERENCE_SUITES if not train and all(_remakeable(Path(p)) is None for p in paths) else 0
     if reference < 0:
         raise ConfigError(f"--reference {reference}: must be 0 or more")
     if not reference:
@@ -279,20 +283,14 @@ def _reference_suites_of(suite: Path, folder: Path, n: int, made: set[str]) -> l
     from dimobench.catalog import find_catalog
     from dimobench.errors import ConfigError
 
-    manifest = load_suite(suite).manifest
-    config = dict(manifest.config)
-    backends = config.get("backends")
-    generator = backends.get("generator") if isinstance(backends, dict) else None
-    if manifest.status == "imported" or generator != "offline":
-        raise ConfigError(f"{suite}: --reference needs a suite dimobench generated offline (this one is "
-                          f"{'imported' if manifest.status == 'imported' else f'written by {generator}'}); "
-                          "give --train suites instead")
+    problem = _remakeable(suite)
+    if problem is not None:
+        raise ConfigError(problem)
+    config = dict(load_suite(suite).manifest.config)
     cfg = GenerateConfig.model_validate({k: v for k, v in config.items()
                                          if k in GenerateConfig.model_fields and k not in ("generator", "verifier")})
     recorded = config.get("catalog")
     catalog = find_catalog(recorded) if isinstance(recorded, str) and recorded else None
-    if isinstance(recorded, str) and recorded and catalog is None:
-        raise ConfigError(f"{suite}: made from catalog {recorded!r}, which is not there")
     before = os.environ.get("DIMOBENCH_CATALOG")
     if catalog is not None:  # the generator reads the catalog from the environment, as `generate --catalog` sets it
         os.environ["DIMOBENCH_CATALOG"] = str(catalog)
@@ -305,6 +303,25 @@ def _reference_suites_of(suite: Path, folder: Path, n: int, made: set[str]) -> l
             os.environ.pop("DIMOBENCH_CATALOG", None)
         else:
             os.environ["DIMOBENCH_CATALOG"] = before
+
+
+def _remakeable(suite: Path) -> str | None:
+    """Why suites like ``suite`` cannot be generated again offline (imported, LLM-written, catalog gone), or
+    None when they can."""
+    from dimobench.catalog import find_catalog
+
+    manifest = load_suite(suite).manifest
+    config = dict(manifest.config)
+    backends = config.get("backends")
+    generator = backends.get("generator") if isinstance(backends, dict) else None
+    if manifest.status == "imported" or generator != "offline":
+        return (f"{suite}: --reference needs a suite dimobench generated offline (this one is "
+                f"{'imported' if manifest.status == 'imported' else f'written by {generator}'}); "
+                "give --train suites instead")
+    recorded = config.get("catalog")
+    if isinstance(recorded, str) and recorded and find_catalog(recorded) is None:
+        return f"{suite}: made from catalog {recorded!r}, which is not there"
+    return None
 
 
 def sample_review(suite: str | Path, out: str | Path, *, frac: float = 0.2, annotators: int = 2,

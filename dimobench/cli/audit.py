@@ -14,11 +14,12 @@ import typer
 def audit(
     suites: Annotated[list[Path], typer.Argument(help="Suite directories, audited together.")],
     train: Annotated[Optional[list[Path]], typer.Option(
-        help="Suites the learned attacks train on (other seeds of the same config); default: leave-one-persona-out, "
-             "which reads high on a generated suite (its golds are balanced across personas).")] = None,
-    reference: Annotated[int, typer.Option(
+        help="Suites the learned attacks train on (other seeds of the same config).")] = None,
+    reference: Annotated[Optional[int], typer.Option(
         help="Train the learned attacks on N offline suites of other seeds, generated from the config the suite's "
-             "manifest records (what generate's card does, with 3); for suites dimobench generated offline.")] = 0,
+             "manifest records (what generate's card does, with 3); for suites dimobench generated offline. "
+             "Default: 3 for such suites when no --train is given, else leave-one-persona-out (0), which reads "
+             "high on a generated suite (its golds are balanced across personas).")] = None,
     against: Annotated[Optional[list[Path]], typer.Option(
         help="Suites whose user turns this one should not repeat verbatim.")] = None,
     out: Annotated[Optional[Path], typer.Option(help="Write audit.json and audit.md here (an empty folder, or one "
@@ -49,7 +50,7 @@ def audit(
         raise typer.Exit(2) from None
     # typer takes `--train A B` as --train A plus a suite B to audit: say what was audited and what trained
     trained = (", ".join(str(t) for t in train) if train else
-               ", ".join(t.removeprefix("train:") for t in report.train) if reference else
+               ", ".join(t.removeprefix("train:") for t in report.train) if report.train else
                "the other personas (leave-one-persona-out)")
     typer.echo(f"audited: {', '.join(str(s) for s in suites)}; attacks trained on: {trained}")
     if train and len(suites) > 1:

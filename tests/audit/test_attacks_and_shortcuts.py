@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dimobench.api import GenerateConfig, audit_suite, generate_suite, load_suite
+from dimobench.api import GenerateConfig, audit_suite, generate_suite, load_suite, reference_seeds
 from dimobench.audit.card import summary
 from dimobench.audit.items import Item, cluster_interval, credit, items_of, relabel_null
 from dimobench.audit.shortcuts import Dialogue, bow_window, recent_mention
@@ -250,8 +250,12 @@ def test_the_cli_says_which_suites_it_audited_and_which_it_trained_on(two_seeds)
     first = r.stdout.splitlines()[0]
     assert first == f"audited: {two_seeds[0]}, {two_seeds[0]}; attacks trained on: {two_seeds[1]}"
     assert "repeat --train" in r.stdout
+    lopo = run_cli("audit", str(two_seeds[0]), "--reference", "0")
+    assert lopo.stdout.splitlines()[0].endswith("trained on: the other personas (leave-one-persona-out)")
+    # with neither, a suite generated offline is attacked as generate's card attacked it: trained on other seeds
     alone = run_cli("audit", str(two_seeds[0]))
-    assert alone.stdout.splitlines()[0].endswith("trained on: the other personas (leave-one-persona-out)")
+    assert alone.returncode in (0, 1), alone.stderr
+    assert alone.stdout.splitlines()[0].endswith(", ".join(f"reference-seed-{s}" for s in reference_seeds(1)))
 
 
 def test_a_failed_card_within_chance_for_its_size_says_so():
