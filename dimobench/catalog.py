@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field, PrivateAttr, model_validator
 from dimobench.catalog_patterns import (  # noqa: F401  (re-exported: the catalog's text rules)
     EVENT_SLOTS,
     MONTHS,
+    ONE_OFF,
     SEASONAL,
     SLOT_SPAN,
     STOP_WORDS,
@@ -167,6 +168,11 @@ class TraitEntry(BaseModel):
     excludes_relations: list[str] = []
     """Relations a persona holding this trait never has, whatever state it drifts to (the household table: a
     family trait with a partner-and-young-kids state rules out a flatmate)."""
+    background: bool = False
+    """A fact of every persona's life (how they get about): a persona that does not hold the trait still lives in
+    one of its states, drawn at stage 1 (``profile["background"]``), so what its other turns say stays consistent
+    with it (seed 2231: a hybrid worker who took the train in on office days and drove home from night shifts);
+    it is never cued or asked, and only its ``excludes`` apply."""
 
 
 class TopicEntry(BaseModel):

@@ -75,6 +75,11 @@ HOURLY: tuple[tuple[re.Pattern[str], int, int], ...] = tuple(
     # a part of the day still to come, in the present tense ("Mum's teaching me this afternoon"): not once it is over
     (rf"{_PRESENT}[^.?!]*\b\w+ing\b[^.?!]*\bthis morning\b", 0, 11),
     (rf"{_PRESENT}[^.?!]*\b\w+ing\b[^.?!]*\bthis afternoon\b", 0, 17),
+    # lunch still to come or under way (seed 2231: "It's a frozen lasagne this lunchtime" at 19:44, a flask "to
+    # take out with me this lunchtime" at 22:01); "the florist wrapped tulips this lunchtime" is past and fits later
+    (rf"{_PRESENT}[^.?!]*\bthis lunchtime\b|\bto \w+\b[^.?!]*\bthis lunchtime\b", 0, 14),
+    # a working day run late ("It's 8:30 and I'm still answering messages", written at 08:42 in seed 2231)
+    (r"\bit's \d{1,2}(?::\d\d)? and I'm still\b", 19, 2),
     # the sky seen just now or tonight (the blind read of seed 1681: "the moon tonight" at 08:43, a rainbow at 23:00)
     (r"\b(?:noticed|saw|spotted|looked up)\b[^.?!]*\btonight\b|\bwhen I (?:closed|drew) the curtains\b|"
      r"\bthere(?:'s| is| are)\b[^.?!]*\b(?:moon|stars?)\b[^.?!]*\btonight\b", 18, 3),
@@ -86,7 +91,7 @@ HOURLY: tuple[tuple[re.Pattern[str], int, int], ...] = tuple(
 """Words that tie a user text to hours of the day (first, last; last < first wraps past midnight); a v3 turn is
 written only at an hour they fit (the blind read of seed 1631: "winding down before bed" at 08:13)."""
 _ANY_HOURLY = re.compile(r"before bed|bedtime|wind(?:ing)? down|lights out|is up|are up|gets? up|this morning|"
-                         r"this afternoon|tonight|curtains|sunset|sky turning|rainbow|still light|"
+                         r"this afternoon|this lunchtime|tonight|curtains|sunset|sky turning|rainbow|still light|"
                          r"\d(?::\d\d)? ?[ap]m\b|\d:\d\d", re.IGNORECASE)
 _CLOCK_NOW = re.compile(r"\b(?:it's|it is|clock (?:says|reads|shows)) (gone |past |nearly |almost )?(\d{1,2})"
                         r"(?:(?::\d\d)? ?([ap])m\b|:\d\d\b)", re.IGNORECASE)
@@ -202,3 +207,7 @@ def slot_specs(template: str) -> set[tuple[str, str]]:
 EVENT_SLOTS = re.compile(r"\{(?:price|clock|month|past_month|later_month|number|weekday|friend2?)\b")
 """Slots that make an act's context one occasion with its own values, told once per persona (v3): the wake "on
 {weekday}" is not on Monday one week and on Tuesday the next, the snorkel masks are bought for one {friend}."""
+ONE_OFF = re.compile(EVENT_SLOTS.pattern + r"|\b(?:my|our) (?:very )?first\b|\bfor the first time\b|\bfirst[- ]ever\b",
+                     re.IGNORECASE)
+"""An act's context that is one occasion, told once per persona (v3): one with :data:`EVENT_SLOTS`, or one that
+claims a first ("Got my first one-star review", told three times in seed 2231's blind read)."""

@@ -17,8 +17,8 @@ import re
 from datetime import datetime, timedelta
 
 from dimobench.catalog import (
-    EVENT_SLOTS,
     MONTHS,
+    ONE_OFF,
     WEEKDAYS,
     Act,
     Catalog,
@@ -66,9 +66,9 @@ class Renderer:
         """Words the persona would not say of its own life now (``LatentPlan.barred``): a text saying one, or
         whose reply does, is drawn again."""
         self._told: set[str] = set()
-        """Act contexts this persona has told. One with an occasion's own day, time, price, count or friend
-        (:data:`EVENT_SLOTS`) is not told again while any other turn can be written ("pledged £1,200" then
-        "pledged £600"); any other is told again only after six draws found no untold one."""
+        """Act contexts this persona has told. One with an occasion's own day, time, price, count or friend, or one
+        that claims a first (:data:`ONE_OFF`), is not told again while any other turn can be written ("pledged
+        £1,200" then "pledged £600"); any other is told again only after six draws found no untold one."""
         self._said: set[str] = set()
         """Composed turns this persona has said, without their lead."""
         self._asked: set[str] = set()
@@ -190,7 +190,7 @@ class Renderer:
             # be written when the untold ones are out of season or barred now (an occasion is then told again
             # only as the spare below, when nothing else is allowed)
             untold = [c for c in act.context if c not in self._told]
-            retellable = [c for c in act.context if not (c in self._told and EVENT_SLOTS.search(c))]
+            retellable = [c for c in act.context if not (c in self._told and ONE_OFF.search(c))]
             fresh = attempt < 6
             pool = untold if untold and fresh else retellable if retellable and attempt < 9 else act.context
             context = self.rng.choice(pool)
@@ -206,7 +206,7 @@ class Renderer:
             body = f"{_fill(context, values)} {_fill(ask.user, values)}"
             user = f"{lead} {body}" if lead else body
             reply = _fill(ask.assistant, values)
-            event = self.catalog.text_rules == "v3" and bool(EVENT_SLOTS.search(context))
+            event = self.catalog.text_rules == "v3" and bool(ONE_OFF.search(context))
             retold = event and context in self._told
             # new means new without its lead: the same sentence after "Let me run something by you." is said again
             if not retold and not (fresh and context in self._told) and body not in self._said \
@@ -234,8 +234,8 @@ class Renderer:
         """Record ``context`` as told; an occasion's other contexts in the same act tell the same occasion in other
         words (the jury summons, the savings plan), so they count as told with it."""
         self._told.add(context)
-        if EVENT_SLOTS.search(context):
-            self._told.update(c for c in act.context if EVENT_SLOTS.search(c))
+        if ONE_OFF.search(context):
+            self._told.update(c for c in act.context if ONE_OFF.search(c))
 
     def _reopen(self, user: str) -> str:
         """A user text already said, made new with one of the catalog's leads (they end a sentence and carry no
@@ -249,6 +249,21 @@ class Renderer:
             self.rng.shuffle(bag)
             self._bags[key] = bag
         return bag.pop()
+
+
+_OWN_KIN = re.compile(r"\btheir(?= (?:parents'?|mother|father|siblings'?|partner|spouse|kids|children|family|"
+                      r"brothers?|sisters?|mum|dad)\b)")
+"""A habit phrase's "their" that is the subject's own family ("phoned their mother daily"), unlike "fed their
+animals" (the friends'): the catalog writes habits of no one in particular."""
+
+
+def habit_of(habit: str, catalog: Catalog, who: str | None) -> str:
+    """``habit`` said of ``who``: the user (None: "phoned my mother daily") or a person the user names (their
+    name's recorded gender: "her mother"; "their" when none is recorded). Older catalogs keep their bytes."""
+    if catalog.text_rules != "v3":
+        return habit
+    own = "my" if who is None else _PRONOUNS.get(catalog.genders.get(who, ""), {}).get("their", "their")
+    return _OWN_KIN.sub(own, habit)
 
 
 def home_city(persona: Persona) -> str | None:

@@ -74,7 +74,8 @@ class LatentPlan:
     def barred(self, catalog: Catalog, turn: int, cued: str | None = None) -> re.Pattern[str] | None:
         """What the persona would not say of its own life at ``turn``: the ``excludes`` of the states its traits
         hold then, leaving out the trait ``cued`` (a turn never contradicts the state it shows) and a trait in
-        the middle of a drift (its cues are a mix of both states then); None when nothing is barred."""
+        the middle of a drift (its cues are a mix of both states then), and of the states of its life's background
+        (``profile["background"]``, :attr:`TraitEntry.background`); None when nothing is barred."""
         table = catalog.excludes() if catalog.text_rules == "v3" else {}
         if not table:
             return None
@@ -84,6 +85,10 @@ class LatentPlan:
         for trait in self.persona.traits:
             if trait.trait_id not in (cued, moving):
                 words.update(table.get((trait.trait_id, self.state_at(trait.trait_id, turn)), ()))
+        background = self.persona.profile.get("background")
+        if isinstance(background, dict):
+            for trait_id, state_id in background.items():
+                words.update(table.get((str(trait_id), str(state_id)), ()))
         return barred_pattern(frozenset(words))
 
     def description(self, trait_id: str, state_id: str) -> str:

@@ -238,6 +238,13 @@ def test_a_clock_time_or_the_sky_told_as_now_binds_the_hour():
     assert not at_hour("There was thick fog in the valley when I opened the curtains.", 20)
     assert at_hour("I'm off to a gig tonight.", 8)  # a plan for tonight, said in the morning
     assert at_hour("I stayed up until 2am finishing it.", 14)  # a time told as past, not as now
+    # seed 2231: lunch still to come at night, and a working day "still" going at breakfast
+    assert not at_hour("It's a frozen lasagne this lunchtime and I'd like something on the side.", 19)
+    assert at_hour("It's a frozen lasagne this lunchtime and I'd like something on the side.", 11)
+    assert not at_hour("I made a cheese sandwich to take out with me this lunchtime.", 22)
+    assert at_hour("The florist wrapped some tulips in brown paper for me this lunchtime.", 22)  # past: later
+    assert not at_hour("It's 8:30 and I'm still answering messages.", 8)
+    assert at_hour("It's 20:30 and I'm still answering messages.", 20)
     # the blind read of seed 1911: "It's 10:00" at 09:04, a full moon "tonight" at 13:16, a rainbow "over the houses
     # opposite" at 21:59; a cookery lesson "this evening" at 22:34 is late, not a clash (22:12 is "this evening")
     assert not at_hour("It's 10:00 and I'm still answering messages.", 9) and at_hour("It's 10:00 now.", 10)

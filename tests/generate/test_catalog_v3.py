@@ -14,7 +14,7 @@ import pytest
 from dimobench.api import audit_suite, load_suite
 from dimobench.audit.diversity import diversity
 from dimobench.catalog import FEMALE_RELATIONS, MALE_RELATIONS, Act, Exchange, find_catalog, load_catalog
-from dimobench.generate.text import HOURS, Renderer
+from dimobench.generate.text import HOURS, Renderer, habit_of
 from tests.helpers.suites import generate
 
 V3 = find_catalog("catalog-v3")
@@ -123,14 +123,17 @@ def test_an_occasion_with_its_own_price_or_month_is_told_once_per_persona():
     asks = [Exchange(user=f"Question {i}?", assistant="Answer.") for i in range(6)]
     acts = [Act(context=["I pledged {price} for the drone.", "The drone pledge came to {price}.", "My knee hurts.",
                          "My knee aches."], asks=asks),
-            Act(context=["The festival is this {month}.", "My back hurts.", "My back aches."], asks=asks)]
+            Act(context=["The festival is this {month}.", "My back hurts.", "My back aches."], asks=asks),
+            # seed 2231: "Got my first one-star review" three times: a first is one occasion too
+            Act(context=["Got my first one-star review.", "My neck hurts.", "My neck aches."], asks=asks)]
     r = Renderer(CAT, random.Random(7), "Ana", {"Ana"}, home_city="Leeds")
     said = []
-    for i in range(12):
+    for i in range(18):
         r.at(f"2024-{3 + i % 6:02d}-10T10:00:00")
         said.append(r.render_act("k", acts)[0])
     assert sum("pledge" in u for u in said) == 1 and sum("festival" in u for u in said) == 1, said
-    assert sum("hurts" in u or "aches" in u for u in said) == 10
+    assert sum("first one-star" in u for u in said) == 1, said
+    assert sum("hurts" in u or "aches" in u for u in said) == 15
 
 
 def test_a_person_the_user_mentions_keeps_one_state_of_each_trait(suites):
@@ -160,11 +163,13 @@ def test_a_person_the_user_mentions_keeps_one_state_of_each_trait(suites):
             assert firsts >= 3
         # and one thing about a person is news once (seed 2071: "Something I only recently learned" told twice)
         told: Counter[tuple[str, str | None, str]] = Counter()
+        names = {(p.persona_id, e.entity_id): e.name for p in s.personas for e in p.entities}
         for t in s.dialogues:
             if t.annotation and t.annotation.kind == "entity":
                 entry = CAT.trait(str(t.annotation.trait_id))
                 state = next(st for st in entry.states if st.state_id == t.annotation.state_id)
-                habit = max((h for h in state.habits if h in t.user), key=len)
+                name = names[(t.persona_id, str(t.annotation.entity_id))]
+                habit = max((h for h in state.habits if habit_of(h, CAT, name) in t.user), key=len)
                 told[(t.persona_id, t.annotation.entity_id, habit)] += 1
         assert told and max(told.values()) == 1, told.most_common(3)
         # and the user's distant past never has a stage of life ("years ago I eased into semi-retirement" at 43)
@@ -347,3 +352,41 @@ def test_someone_is_an_unnamed_person_of_no_gender_that_varies_between_suites(su
     assert len(found) >= 4, found
     start = re.compile(rf"(^|[.!?]\s+)({'|'.join(map(re.escape, values))})")
     assert not [t for t in said if start.search(t)], "a sentence that starts lower-case"
+
+
+def test_a_habit_of_ones_own_family_is_told_as_the_speakers_own():
+    # seed 2231: "Years ago I whisked their partner and kids off", "my mum Elena weeded their father's garden"
+    female = next(n for n, g in CAT.genders.items() if g == "f")
+    male = next(n for n, g in CAT.genders.items() if g == "m")
+    habit = "weeded their father's garden and fed their animals"
+    assert habit_of(habit, CAT, None) == "weeded my father's garden and fed their animals"
+    assert habit_of(habit, CAT, female) == "weeded her father's garden and fed their animals"
+    assert habit_of(habit, CAT, male) == "weeded his father's garden and fed their animals"
+    assert habit_of(habit, CAT, "Nobody-Recorded") == habit
+    kin = [h for tp in CAT.topics for tr in tp.traits for st in tr.states for h in st.habits
+           if re.search(r"\btheir (?:parents|mother|father|partner|spouse|siblings)", h)]
+    kin_pattern = re.compile(r"\btheir (?:parents|mother|father|partner|spouse|siblings)")
+    assert len(kin) >= 8 and not [h for h in kin if kin_pattern.search(habit_of(h, CAT, None))]
+
+
+def test_a_persona_that_does_not_hold_the_commute_trait_still_gets_about_one_way(suites):
+    # seed 2231: a hybrid worker who took the train in on office days and drove home after night shifts
+    from dimobench.catalog import barred_pattern
+
+    commute = CAT.trait("commute_mode")
+    assert commute.background
+    checked = 0
+    for s in suites:
+        for p in s.personas:
+            held = {t.trait_id for t in p.traits}
+            background = p.profile.get("background")
+            if "commute_mode" in held:
+                assert not background or "commute_mode" not in background
+                continue
+            state = next(st for st in commute.states if st.state_id == background["commute_mode"])
+            barred = barred_pattern(frozenset(state.excludes))
+            said = [t.user for t in s.dialogues if t.persona_id == p.persona_id and t.annotation
+                    and t.annotation.kind in ("cue", "filler") and barred and barred.search(t.user)]
+            assert said == [], (p.persona_id, state.state_id, said[:3])
+            checked += 1
+    assert checked >= 3

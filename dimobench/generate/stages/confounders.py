@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from dimobench.catalog import Catalog
 from dimobench.generate.config import GenerateConfig
-from dimobench.generate.text import Renderer, friends_of, home_city
+from dimobench.generate.text import Renderer, friends_of, habit_of, home_city
 from dimobench.suite.plan import LatentPlan, turns_by_persona
 from dimobench.suite.schema import Annotation, Entity, Persona, Schedule, Turn
 
@@ -111,7 +111,8 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
         pool = entry.states if catalog.text_rules == "v3" else others
         shown = pick[0] if pick and rng.random() < 0.6 else rng.choice(pool)
     if kind == "decoy":
-        user, assistant = renderer.render("decoy", catalog.decoy, habit=rng.choice(shown.habits))
+        user, assistant = renderer.render("decoy", catalog.decoy,
+                                          habit=habit_of(rng.choice(shown.habits), catalog, None))
         return user, assistant, Annotation(kind="decoy", trait_id=trait_id, state_id=shown.state_id)
     if catalog.text_rules != "v3":
         habit = rng.choice(shown.habits)
@@ -142,7 +143,7 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
         shown = by_id[shown_as.setdefault((ent.entity_id, trait_id), shown.state_id)]
         habit = rng.choice(untold(ent))
         told.add((ent.entity_id, habit))
-    user, assistant = renderer.render("entity", catalog.entity, habit=habit, entity=ent.name,
-                                      relation=ent.relation)
+    user, assistant = renderer.render("entity", catalog.entity, habit=habit_of(habit, catalog, ent.name),
+                                      entity=ent.name, relation=ent.relation)
     return user, assistant, Annotation(kind="entity", trait_id=trait_id, state_id=shown.state_id,
                                        entity_id=ent.entity_id)

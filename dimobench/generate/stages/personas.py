@@ -58,6 +58,11 @@ def run(cfg: GenerateConfig, inputs: Catalog, rng: random.Random) -> Output:
                 # unique inside the persona only: a suite of many personas must not run out of names
                 taken = {first, *(e.name for e in entities)}
                 profile["friends"] = rng.sample([n for n in first_names if n not in taken], rng.randint(fewest, most))
+            held = {t.trait_id for t in traits}
+            background = {tr.trait_id: rng.choice(tr.states).state_id for tp in catalog.topics for tr in tp.traits
+                          if tr.background and tr.trait_id not in held}
+            if background:
+                profile["background"] = background
         else:
             relations = rng.sample(neutral, rng.randint(3, 5))
             entities = [Entity(entity_id=f"e{j + 1}", name=_take(first_names, used_first), relation=rel)
