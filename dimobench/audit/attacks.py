@@ -217,6 +217,44 @@ class MeaningAttack(DirectedAttack):
         self.describe = self.describe.split(" [")[0] + f" [{self.meaning.backend}]"
 
 
+class Recurrence:
+    """How much an option's words recur among the options of the same persona's other questions on the same
+    trait: an attacker who sees all of a persona's questions may read the answer off what keeps being offered
+    (a blind reader of seed 2251 suspected the gold's wording recurred while the distractors changed)."""
+
+    def __init__(self) -> None:
+        self.values: dict[tuple[str, str, str], list[float]] = {}
+
+    def prepare(self, items: Sequence[Item]) -> None:
+        """Score every option of ``items`` against its persona-and-trait group (every item given is counted)."""
+        groups: dict[tuple[str, str, str | None], list[Item]] = defaultdict(list)
+        for it in items:
+            groups[(it.suite, it.persona_id, it.qa.trait_id)].append(it)
+        for group in groups.values():
+            words = [[stemmed_words(o) for o in it.options] for it in group]
+            for a, it in enumerate(group):
+                self.values[(it.suite, it.persona_id, it.qa.qa_id)] = [
+                    float(sum(len(mine & theirs) for b, other in enumerate(words) if b != a for theirs in other))
+                    for mine in words[a]]
+
+    def value(self, it: Item, i: int) -> float:
+        """Option ``i``'s recurrence (``prepare`` first)."""
+        return self.values[(it.suite, it.persona_id, it.qa.qa_id)][i]
+
+
+class RecurrenceAttack(DirectedAttack):
+    """Pick the option whose words recur most (or least) in the persona's other questions on the trait."""
+
+    def __init__(self) -> None:
+        self.recurrence = Recurrence()
+        super().__init__("option_recurrence", "option whose words recur most (or least) among the options of the "
+                         "persona's other questions on the same trait", self.recurrence.value)
+
+    def prepare(self, items: Sequence[Item]) -> None:
+        """Count the recurrences within each persona and trait."""
+        self.recurrence.prepare(items)
+
+
 class Combined(Attack):
     """Logistic regression over every no-context signal, one row per option, trained on the training items.
 
@@ -303,6 +341,7 @@ def attacks() -> list[Attack]:
         DirectedAttack("profile_similarity", "option closest to (or furthest from) the persona's profile",
                        profile_similarity),
         MeaningAttack(meaning),
+        RecurrenceAttack(),
         Combined(meaning),
     ]
 

@@ -67,6 +67,14 @@ def test_a_question_that_means_its_gold_lifts_the_meaning_attack_past_its_gate(t
     assert not next(g for g in hinted.gates if g.name == "no_context").passed
 
 
+def test_a_word_every_gold_of_a_persona_shares_lifts_the_recurrence_attack(two_seeds, tmp_path):
+    # an attacker who sees all of a persona's questions on a trait reads off what keeps being offered
+    clean = audit_suite(two_seeds[0])
+    leaky = audit_suite(_rewrite_gold(two_seeds[0], tmp_path / "recurring", lambda t: f"{t} (zephyrine)"))
+    assert _accuracy(clean, "option_recurrence") < 0.45
+    assert _accuracy(leaky, "option_recurrence") > 0.7  # a persona asked once on a trait has nothing to compare
+
+
 def test_a_prior_learned_on_one_seed_answers_another_when_one_text_is_always_gold(two_seeds, tmp_path):
     train = _rewrite_gold(two_seeds[1], tmp_path / "train", lambda t: "The planted favourite")
     test = _rewrite_gold(two_seeds[0], tmp_path / "test", lambda t: "The planted favourite")
