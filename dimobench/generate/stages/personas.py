@@ -20,6 +20,10 @@ CONFIG_FIELDS = ("seed", "personas", "traits")
 """Config fields that change this stage's output (its fingerprint covers them and its upstream)."""
 
 GENDERED = FEMALE_RELATIONS | MALE_RELATIONS
+PEOPLE = (5, 7)
+"""How many people a persona of a v3 catalog mentions (3-5 until session 21: in a 350-turn dialogue each of them
+showed four or five of the user's six traits, a nephew who retiled, knocked through walls, saved, wore retro and
+ate vegan: blind reads of seeds 2231 and 2251)."""
 REDRAWS = 50
 """Trait sets drawn again for one persona (catalog v3) before a set no occupation fits is a catalog error."""
 STUDENT_AGES = (22, 29)
@@ -52,7 +56,9 @@ def run(cfg: GenerateConfig, inputs: Catalog, rng: random.Random) -> Output:
             traits = _draw_traits(catalog, cfg.traits, rng)
         if v3:
             profile = _fitting_profile(catalog, rng, traits)
-            entities = _gendered_entities(catalog, rng, first_names, used_first, traits, int(str(profile["age"])))
+            # names unique inside the persona (as its friends'): a suite-wide pool would run out with more people
+            entities = _gendered_entities(catalog, rng, rng.sample(first_names, len(first_names)), {first}, traits,
+                                          int(str(profile["age"])))
             if catalog.friend_circle:
                 fewest, most = catalog.friend_circle
                 # unique inside the persona only: a suite of many personas must not run out of names
@@ -105,11 +111,12 @@ def _occupations_for(catalog: Catalog, traits: list[Trait]) -> list[str]:
 
 def _gendered_entities(catalog: Catalog, rng: random.Random, pool: list[str], used: set[str], traits: list[Trait],
                        age: int) -> list[Entity]:
-    """3-5 people the persona knows; a gendered relation ("my sister") gets a name of that gender, and no relation
-    is one a trait excludes (``excludes_relations``) or one the persona is too old to have (``relation_max_age``)."""
+    """:data:`PEOPLE` people the persona knows; a gendered relation ("my sister") gets a name of that gender, and no
+    relation is one a trait excludes (``excludes_relations``) or one the persona is too old to have
+    (``relation_max_age``)."""
     ids = [tr.trait_id for tr in traits]
     fits = [r for r in catalog.relations if catalog.relation_fits(r, ids, age)]
-    relations = rng.sample(fits, rng.randint(3, 5))
+    relations = rng.sample(fits, min(len(fits), rng.randint(*PEOPLE)))
     entities = []
     for j, rel in enumerate(relations):
         name = _take(pool, used, _of_gender(catalog, relation_gender(rel)))
