@@ -262,7 +262,8 @@ def audit_suite(suites: Sequence[str | Path] | str | Path, *, train: Sequence[st
 
     paths = [suites] if isinstance(suites, str | Path) else list(suites)
     if reference is None:
-        reference = REFERENCE_SUITES if not train and all(_remakeable(Path(p)) is None for p in paths) else 0
+        remade = not train and all(_remakeable(Path(p)) is None and _as_made_now(Path(p)) for p in paths)
+        reference = REFERENCE_SUITES if remade else 0
     if reference < 0:
         raise ConfigError(f"--reference {reference}: must be 0 or more")
     if not reference:
@@ -322,6 +323,34 @@ def _remakeable(suite: Path) -> str | None:
     if isinstance(recorded, str) and recorded and find_catalog(recorded) is None:
         return f"{suite}: made from catalog {recorded!r}, which is not there"
     return None
+
+
+def _as_made_now(suite: Path) -> bool:
+    """Whether this code and the catalog on disk give the stage fingerprints ``suite``'s manifest records: only
+    then are reference suites made now like it (an older catalog's suite trained on the new catalog's text would
+    read low, where leave-one-persona-out reads high)."""
+    from dimobench.catalog import find_catalog, load_catalog
+    from dimobench.generate.pipeline import fingerprints
+
+    manifest = load_suite(suite).manifest
+    config = dict(manifest.config)
+    cfg = GenerateConfig.model_validate({k: v for k, v in config.items()
+                                         if k in GenerateConfig.model_fields and k not in ("generator", "verifier")})
+    recorded = config.get("catalog")
+    if isinstance(recorded, str) and recorded:
+        where = find_catalog(recorded)
+        if where is None:
+            return False
+        catalog = load_catalog(str(where))
+    else:  # a suite that records none was made from the packaged catalog
+        from dimobench.resources import resource_dir
+
+        catalog = load_catalog(str(resource_dir("data")))
+    import json
+
+    stages = json.loads((suite / "manifest.json").read_text(encoding="utf-8")).get("stages") or {}
+    return all(isinstance(stages.get(name), dict) and stages[name].get("fingerprint") == fp
+               for name, fp in fingerprints(cfg, catalog).items())
 
 
 def sample_review(suite: str | Path, out: str | Path, *, frac: float = 0.2, annotators: int = 2,

@@ -283,7 +283,7 @@ _V3_DEFAULTS: dict[str, object] = {
     "acts": [], "parts": {}, "fixed_parts": [], "requires": [], "min_age": 0, "leads": [], "trial_leads": [],
     "filler_acts": [], "text_rules": "v1", "genders": {}, "currencies": {}, "occupation_tags": {}, "price_scale": {},
     "home_cities": [], "excludes_relations": [], "friend_circle": [], "relation_max_age": {}, "price_bands": {},
-    "excludes": [],
+    "excludes": [], "background": False,
 }
 
 

@@ -88,7 +88,8 @@ HOURLY: tuple[tuple[re.Pattern[str], int, int], ...] = tuple(
     (rf"{_PRESENT}[^.?!]*\b\w+ing\b[^.?!]*\bthis afternoon\b", 0, 17),
     # lunch still to come or under way (seed 2231: "It's a frozen lasagne this lunchtime" at 19:44, a flask "to
     # take out with me this lunchtime" at 22:01); "the florist wrapped tulips this lunchtime" is past and fits later
-    (rf"{_PRESENT}[^.?!]*\bthis lunchtime\b|\bto \w+\b[^.?!]*\bthis lunchtime\b", 0, 14),
+    (r"\b(?:it's|it is|I'm|I am|we're|we are)\b[^.?!]*\bthis lunchtime\b|"
+     r"\bto (?:take|eat|have|grab|bring)\b[^.?!]*\bthis lunchtime\b", 0, 14),
     # a working day run late ("It's 8:30 and I'm still answering messages", written at 08:42 in seed 2231)
     (r"\bit's \d{1,2}(?::\d\d)? and I'm still\b", 19, 2),
     # the sky seen just now or tonight (the blind read of seed 1681: "the moon tonight" at 08:43, a rainbow at 23:00)
@@ -102,7 +103,8 @@ HOURLY: tuple[tuple[re.Pattern[str], int, int], ...] = tuple(
 """Words that tie a user text to hours of the day (first, last; last < first wraps past midnight); a v3 turn is
 written only at an hour they fit (the blind read of seed 1631: "winding down before bed" at 08:13)."""
 _ANY_HOURLY = re.compile(r"before bed|bedtime|wind(?:ing)? down|lights out|is up|are up|gets? up|this morning|"
-                         r"this afternoon|this lunchtime|tonight|curtains|sunset|sky turning|rainbow|still light|"
+                         r"this afternoon|this lunchtime|and I'm still|tonight|curtains|sunset|sky turning|rainbow|"
+                         r"still light|"
                          r"\d(?::\d\d)? ?[ap]m\b|\d:\d\d", re.IGNORECASE)
 _CLOCK_NOW = re.compile(r"\b(?:it's|it is|clock (?:says|reads|shows)) (gone |past |nearly |almost )?(\d{1,2})"
                         r"(?:(?::\d\d)? ?([ap])m\b|:\d\d\b)", re.IGNORECASE)

@@ -19,9 +19,11 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 _TOKEN = re.compile(r"[a-z0-9]+")
-CACHE_TEXTS = 100_000
-"""Texts whose rows an :class:`Embedder` keeps (about 150 MB of MiniLM rows): an XL suite and its questions need
-about 20,000, and a sharded or resumed run over many suites no longer grows without bound."""
+CACHE_BYTES = 256 * 2**20
+"""Memory an :class:`Embedder`'s cache of rows may take: about 170,000 MiniLM rows (384 floats) or 65,000 hashing
+rows (1,024); an XL suite and its questions need about 20,000 texts, and a sharded or resumed run over many suites
+no longer grows without bound. An evicted text is encoded again; where a row depends on its batch (torch,
+``onnx-int8``) that can move it by float rounding, as a different worker count already can."""
 BACKENDS = ("auto", "minilm", "hashing")
 """The embedding names ``--embedding`` accepts."""
 _EMBEDDERS: dict[tuple[str, str, str], Embedder] = {}
@@ -104,7 +106,7 @@ class Embedder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Rows for ``texts`` in order; only texts not in the cache are sent to the model, in one batch. The cache
-        keeps the :data:`CACHE_TEXTS` texts used most recently, so a long run's memory stays bounded."""
+        keeps the texts used most recently that fit in :data:`CACHE_BYTES`, so a long run's memory stays bounded."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         cache = self._cache
@@ -119,7 +121,7 @@ class Embedder:
                 cache[t] = row
             cache.move_to_end(t)
             rows.append(row)
-        while len(cache) > CACHE_TEXTS:
+        while len(cache) > max(1, CACHE_BYTES // (4 * self.dim)):
             cache.popitem(last=False)
         return np.stack(rows)
 
@@ -150,6 +152,20 @@ def get_embedder(backend: str | None = None) -> Embedder:
     key = (backend, _env_runtime(), device_name())
     if key not in _EMBEDDERS:
         _EMBEDDERS[key] = Embedder(backend, key[1], key[2])
+    return _EMBEDDERS[key]
+
+
+def fixed_embedder() -> Embedder:
+    """The embedder for figures written into a suite (the audit's card in its manifest): MiniLM on ONNX Runtime
+    in float32 (torch where ONNX Runtime is missing; the same vectors to 1e-7), on the CPU, the hashing fallback
+    where MiniLM is not installed; whatever this process's ``--embedding``, ``DIMOBENCH_RUNTIME`` or
+    ``DIMOBENCH_DEVICE`` say, so a card does not depend on what ran before it (int8 moved ``question_meaning`` by
+    0.01 on a v3 suite)."""
+    from precomem.onnx import onnx_available
+
+    key = ("auto", "onnx" if onnx_available() else "torch", "cpu")
+    if key not in _EMBEDDERS:
+        _EMBEDDERS[key] = Embedder(*key)
     return _EMBEDDERS[key]
 
 

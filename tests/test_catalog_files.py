@@ -153,3 +153,12 @@ def test_every_seasonal_word_the_catalogs_say_contains_one_of_the_stems_the_fast
                 seasonal += 1
                 assert any(stem in m.group(0).lower() for stem in _SEASONAL_STEMS), (path.name, m.group(0))
     assert seasonal >= 50
+
+
+def test_the_older_catalogs_keep_the_hash_their_suites_were_fingerprinted_with():
+    # a field added for catalog-v3 must not change the canonical form of the catalogs without it: every stage
+    # fingerprint of their suites (and `generate --resume`) rests on this hash
+    from dimobench.generate.pipeline import catalog_hash
+
+    assert catalog_hash(load_catalog()).startswith("0d205bff86ea")
+    assert catalog_hash(load_catalog(find_catalog("catalog-v2"))).startswith("5c29acc11483")

@@ -187,10 +187,10 @@ class Meaning:
         todo = [it for it in items if self._key(it) not in self.values]
         if not todo:
             return
-        from dimobench.embed import get_embedder
+        from dimobench.embed import fixed_embedder
 
-        embedder = get_embedder()
-        self.backend = embedder.backend
+        embedder = fixed_embedder()
+        self.backend = f"{embedder.backend}, {embedder.runtime}" if embedder.backend == "minilm" else embedder.backend
         texts = list(dict.fromkeys(t for it in todo for t in self._key(it)))
         rows = dict(zip(texts, embedder.encode(texts), strict=True))
         for it in todo:
@@ -214,32 +214,38 @@ class MeaningAttack(DirectedAttack):
     def prepare(self, items: Sequence[Item]) -> None:
         """Encode the items' questions and options."""
         self.meaning.prepare(items)
-        self.describe = self.describe.split(" [")[0] + f" [{self.meaning.backend}]"
+        if self.meaning.backend is not None:
+            self.describe = self.describe.split(" [")[0] + f" [{self.meaning.backend}]"
 
 
 class Recurrence:
     """How much an option's words recur among the options of the same persona's other questions on the same
     trait: an attacker who sees all of a persona's questions may read the answer off what keeps being offered
-    (a blind reader of seed 2251 suspected the gold's wording recurred while the distractors changed)."""
+    (a blind reader of seed 2251 suspected the gold's wording recurred while the distractors changed). An item
+    without a trait (an import) scores 0 on every option."""
 
     def __init__(self) -> None:
-        self.values: dict[tuple[str, str, str], list[float]] = {}
+        self.values: dict[int, list[float]] = {}
 
     def prepare(self, items: Sequence[Item]) -> None:
         """Score every option of ``items`` against its persona-and-trait group (every item given is counted)."""
-        groups: dict[tuple[str, str, str | None], list[Item]] = defaultdict(list)
+        groups: dict[tuple[str, str, str], list[Item]] = defaultdict(list)
         for it in items:
-            groups[(it.suite, it.persona_id, it.qa.trait_id)].append(it)
+            if it.qa.trait_id is None:
+                self.values[id(it)] = [0.0] * len(it.options)
+            else:
+                groups[(it.suite, it.persona_id, it.qa.trait_id)].append(it)
         for group in groups.values():
             words = [[stemmed_words(o) for o in it.options] for it in group]
-            for a, it in enumerate(group):
-                self.values[(it.suite, it.persona_id, it.qa.qa_id)] = [
-                    float(sum(len(mine & theirs) for b, other in enumerate(words) if b != a for theirs in other))
-                    for mine in words[a]]
+            # in how many of the group's options each word stands, and in how many of one item's own
+            everywhere = Counter(w for item in words for option in item for w in option)
+            for it, item in zip(group, words, strict=True):
+                own = Counter(w for option in item for w in option)
+                self.values[id(it)] = [float(sum(everywhere[w] - own[w] for w in option)) for option in item]
 
     def value(self, it: Item, i: int) -> float:
         """Option ``i``'s recurrence (``prepare`` first)."""
-        return self.values[(it.suite, it.persona_id, it.qa.qa_id)][i]
+        return self.values[id(it)][i]
 
 
 class RecurrenceAttack(DirectedAttack):

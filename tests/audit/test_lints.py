@@ -244,6 +244,10 @@ def test_a_clock_time_or_the_sky_told_as_now_binds_the_hour():
     assert not at_hour("I made a cheese sandwich to take out with me this lunchtime.", 22)
     assert at_hour("The florist wrapped some tulips in brown paper for me this lunchtime.", 22)  # past: later
     assert not at_hour("It's 8:30 and I'm still answering messages.", 8)
+    assert not at_hour("It's 10 and I'm still answering messages.", 10)
+    # past tense with a possessive or "to the", said in the evening: fine (the review of this rule)
+    assert at_hour("A client's labrador nearly pulled me over on the walk this lunchtime.", 19)
+    assert at_hour("Got a flat tyre on the way to the cinema this lunchtime.", 19)
     assert at_hour("It's 20:30 and I'm still answering messages.", 20)
     # the blind read of seed 1911: "It's 10:00" at 09:04, a full moon "tonight" at 13:16, a rainbow "over the houses
     # opposite" at 21:59; a cookery lesson "this evening" at 22:34 is late, not a clash (22:12 is "this evening")

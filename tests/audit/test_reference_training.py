@@ -61,6 +61,17 @@ def test_audit_reference_trains_as_generate_did_and_refuses_what_it_cannot_remak
     refused = run_cli("audit", str(tmp_path / "imported"), "--reference", "2")
     assert refused.returncode == 2 and "--reference needs a suite dimobench generated offline" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
+    # a suite made by another catalog or stage version (its fingerprints differ) is not remade by default
+    import shutil
+
+    shutil.copytree(tmp_path / "s", tmp_path / "older")
+    manifest = json.loads((tmp_path / "older" / "manifest.json").read_text(encoding="utf-8"))
+    manifest["stages"]["dialogue"]["fingerprint"] = "0" * 64
+    (tmp_path / "older" / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    older = run_cli("audit", str(tmp_path / "older"))
+    assert older.stdout.splitlines()[0].endswith("trained on: the other personas (leave-one-persona-out)")
+    same = run_cli("audit", str(tmp_path / "s"))
+    assert same.stdout.splitlines()[0].endswith(", ".join(f"reference-seed-{s}" for s in seeds))
     # and without --reference, a suite it cannot remake is attacked leave-one-persona-out
     lopo = run_cli("audit", str(tmp_path / "imported"))
     assert lopo.returncode in (0, 1), lopo.stderr

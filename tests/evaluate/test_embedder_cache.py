@@ -7,7 +7,7 @@ from dimobench.embed import Embedder
 
 
 def test_cache_keeps_only_the_most_recent_texts_and_rows_do_not_change(monkeypatch):
-    monkeypatch.setattr(embed, "CACHE_TEXTS", 3)
+    monkeypatch.setattr(embed, "CACHE_BYTES", 3 * 4 * 1024)  # three hashing rows
     e = Embedder("hashing")
     texts = [f"I walked the dog along the canal on day {i}" for i in range(6)]
     first = e.encode(texts[:2])

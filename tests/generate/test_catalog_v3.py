@@ -388,6 +388,14 @@ def test_a_persona_that_does_not_hold_the_commute_trait_still_gets_about_one_way
                 continue
             state = next(st for st in commute.states if st.state_id == background["commute_mode"])
             barred = barred_pattern(frozenset(state.excludes))
+            # and of the ways of getting about, it bars the fewest of what the persona's own traits say (the review
+            # of this rule: a walker's background redrew "a forty-minute drive home" from a night worker's cues)
+            own = [x for t in p.traits for st in CAT.trait(t.trait_id).states for a in st.acts
+                   for x in (*a.context, *(e.user for e in a.asks), *(e.assistant for e in a.asks))]
+
+            clashes = {st.state_id: sum(1 for x in own if barred_pattern(frozenset(st.excludes)).search(x))
+                       for st in commute.states}
+            assert clashes[state.state_id] == min(clashes.values()), (p.persona_id, state.state_id, clashes)
             said = [t.user for t in s.dialogues if t.persona_id == p.persona_id and t.annotation
                     and t.annotation.kind in ("cue", "filler") and barred and barred.search(t.user)]
             assert said == [], (p.persona_id, state.state_id, said[:3])

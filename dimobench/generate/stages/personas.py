@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel
 
-from dimobench.catalog import FEMALE_RELATIONS, MALE_RELATIONS, Catalog, relation_gender
+from dimobench.catalog import FEMALE_RELATIONS, MALE_RELATIONS, Catalog, barred_pattern, relation_gender
 from dimobench.generate.config import GenerateConfig
 from dimobench.suite.schema import Entity, Persona, State, Trait
 
@@ -64,9 +64,7 @@ def run(cfg: GenerateConfig, inputs: Catalog, rng: random.Random) -> Output:
                 # unique inside the persona only: a suite of many personas must not run out of names
                 taken = {first, *(e.name for e in entities)}
                 profile["friends"] = rng.sample([n for n in first_names if n not in taken], rng.randint(fewest, most))
-            held = {t.trait_id for t in traits}
-            background = {tr.trait_id: rng.choice(tr.states).state_id for tp in catalog.topics for tr in tp.traits
-                          if tr.background and tr.trait_id not in held}
+            background = _background(catalog, traits, rng)
             if background:
                 profile["background"] = background
         else:
@@ -81,6 +79,29 @@ def run(cfg: GenerateConfig, inputs: Catalog, rng: random.Random) -> Output:
         personas.append(Persona(persona_id=f"p{i + 1:02d}", name=f"{first} {last_names[i]}", profile=profile,
                                 traits=traits, entities=entities))
     return Output(personas=personas)
+
+
+def _background(catalog: Catalog, traits: list[Trait], rng: random.Random) -> dict[str, str]:
+    """A state of each ``background`` trait the persona does not hold (:attr:`TraitEntry.background`), among those
+    whose ``excludes`` bar the fewest texts of the states of the traits it holds: a night worker's cues ("a
+    forty-minute drive home") are not starved by a background that says no car when one that drives fits."""
+    held = {t.trait_id for t in traits}
+    texts = [text for t in traits for st in catalog.trait(t.trait_id).states
+             for text in [*(x for a in st.acts for x in (*a.context, *(e.user for e in a.asks),
+                                                          *(e.assistant for e in a.asks))),
+                          *(x for c in st.cues for x in (c.user, c.assistant))]]
+    out: dict[str, str] = {}
+    for tp in catalog.topics:
+        for tr in tp.traits:
+            if not tr.background or tr.trait_id in held:
+                continue
+            clashes = {}
+            for st in tr.states:
+                barred = barred_pattern(frozenset(st.excludes))
+                clashes[st.state_id] = 0 if barred is None else sum(1 for text in texts if barred.search(text))
+            fewest = min(clashes.values())
+            out[tr.trait_id] = rng.choice([sid for sid, n in clashes.items() if n == fewest])
+    return out
 
 
 def _draw_traits(catalog: Catalog, n: int, rng: random.Random) -> list[Trait]:
