@@ -262,7 +262,9 @@ def audit_suite(suites: Sequence[str | Path] | str | Path, *, train: Sequence[st
 
     paths = [suites] if isinstance(suites, str | Path) else list(suites)
     if reference is None:
-        remade = not train and all(_remakeable(Path(p)) is None and _as_made_now(Path(p)) for p in paths)
+        from dimobench.generate.remake import made_now, remake_problem
+
+        remade = not train and all(remake_problem(Path(p)) is None and made_now(Path(p)) for p in paths)
         reference = REFERENCE_SUITES if remade else 0
     if reference < 0:
         raise ConfigError(f"--reference {reference}: must be 0 or more")
@@ -283,15 +285,13 @@ def _reference_suites_of(suite: Path, folder: Path, n: int, made: set[str]) -> l
 
     from dimobench.catalog import find_catalog
     from dimobench.errors import ConfigError
+    from dimobench.generate.remake import recorded_config, remake_problem
 
-    problem = _remakeable(suite)
+    problem = remake_problem(suite)
     if problem is not None:
         raise ConfigError(problem)
-    config = dict(load_suite(suite).manifest.config)
-    cfg = GenerateConfig.model_validate({k: v for k, v in config.items()
-                                         if k in GenerateConfig.model_fields and k not in ("generator", "verifier")})
-    recorded = config.get("catalog")
-    catalog = find_catalog(recorded) if isinstance(recorded, str) and recorded else None
+    cfg, recorded = recorded_config(suite)
+    catalog = find_catalog(recorded) if recorded is not None else None
     before = os.environ.get("DIMOBENCH_CATALOG")
     if catalog is not None:  # the generator reads the catalog from the environment, as `generate --catalog` sets it
         os.environ["DIMOBENCH_CATALOG"] = str(catalog)
@@ -304,53 +304,6 @@ def _reference_suites_of(suite: Path, folder: Path, n: int, made: set[str]) -> l
             os.environ.pop("DIMOBENCH_CATALOG", None)
         else:
             os.environ["DIMOBENCH_CATALOG"] = before
-
-
-def _remakeable(suite: Path) -> str | None:
-    """Why suites like ``suite`` cannot be generated again offline (imported, LLM-written, catalog gone), or
-    None when they can."""
-    from dimobench.catalog import find_catalog
-
-    manifest = load_suite(suite).manifest
-    config = dict(manifest.config)
-    backends = config.get("backends")
-    generator = backends.get("generator") if isinstance(backends, dict) else None
-    if manifest.status == "imported" or generator != "offline":
-        return (f"{suite}: --reference needs a suite dimobench generated offline (this one is "
-                f"{'imported' if manifest.status == 'imported' else f'written by {generator}'}); "
-                "give --train suites instead")
-    recorded = config.get("catalog")
-    if isinstance(recorded, str) and recorded and find_catalog(recorded) is None:
-        return f"{suite}: made from catalog {recorded!r}, which is not there"
-    return None
-
-
-def _as_made_now(suite: Path) -> bool:
-    """Whether this code and the catalog on disk give the stage fingerprints ``suite``'s manifest records: only
-    then are reference suites made now like it (an older catalog's suite trained on the new catalog's text would
-    read low, where leave-one-persona-out reads high)."""
-    from dimobench.catalog import find_catalog, load_catalog
-    from dimobench.generate.pipeline import fingerprints
-
-    manifest = load_suite(suite).manifest
-    config = dict(manifest.config)
-    cfg = GenerateConfig.model_validate({k: v for k, v in config.items()
-                                         if k in GenerateConfig.model_fields and k not in ("generator", "verifier")})
-    recorded = config.get("catalog")
-    if isinstance(recorded, str) and recorded:
-        where = find_catalog(recorded)
-        if where is None:
-            return False
-        catalog = load_catalog(str(where))
-    else:  # a suite that records none was made from the packaged catalog
-        from dimobench.resources import resource_dir
-
-        catalog = load_catalog(str(resource_dir("data")))
-    import json
-
-    stages = json.loads((suite / "manifest.json").read_text(encoding="utf-8")).get("stages") or {}
-    return all(isinstance(stages.get(name), dict) and stages[name].get("fingerprint") == fp
-               for name, fp in fingerprints(cfg, catalog).items())
 
 
 def sample_review(suite: str | Path, out: str | Path, *, frac: float = 0.2, annotators: int = 2,
