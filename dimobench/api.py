@@ -182,9 +182,14 @@ def _reference_suites(cfg: GenerateConfig, folder: str | Path, n: int = REFERENC
     suites; README "Audit protocol"). Suites of other seeds are what an attacker really learns from, and the
     relabelling null is right for an attack so trained. Offline only: an LLM-written suite is not audited this
     way (see the caller)."""
+    import hashlib
+    import os
+
+    # one sub-folder per config and catalog: two audited suites of one seed made otherwise need their own
+    key = hashlib.sha256(f"{cfg.model_dump_json()}|{os.environ.get('DIMOBENCH_CATALOG', '')}".encode()).hexdigest()
     paths = []
     for seed in reference_seeds(cfg.seed, n):
-        path = Path(folder) / f"reference-seed-{seed}"
+        path = Path(folder) / key[:12] / f"reference-seed-{seed}"
         if not path.exists():  # two audited suites may share a reference
             generate_suite(cfg.model_copy(update={"seed": seed}), path)
         paths.append(path)
@@ -275,11 +280,11 @@ def audit_suite(suites: Sequence[str | Path] | str | Path, *, train: Sequence[st
     with tempfile.TemporaryDirectory(prefix="dimobench-reference-") as tmp:
         refs: list[Path] = []
         for path in paths:
-            refs += _reference_suites_of(Path(path), Path(tmp), reference, {p.name for p in refs})
+            refs += _reference_suites_of(Path(path), Path(tmp), reference, set(refs))
         return audit_suites(paths, train=refs, against=against, gates=gates, out=out)
 
 
-def _reference_suites_of(suite: Path, folder: Path, n: int, made: set[str]) -> list[Path]:
+def _reference_suites_of(suite: Path, folder: Path, n: int, made: set[Path]) -> list[Path]:
     """The reference suites of a generated suite, from the config and catalog its manifest records."""
     import os
 
@@ -298,7 +303,7 @@ def _reference_suites_of(suite: Path, folder: Path, n: int, made: set[str]) -> l
     elif recorded is None:
         os.environ.pop("DIMOBENCH_CATALOG", None)  # a suite that records none was made from the packaged one
     try:
-        return [p for p in _reference_suites(cfg, folder, n) if p.name not in made]
+        return [p for p in _reference_suites(cfg, folder, n) if p not in made]
     finally:
         if before is None:
             os.environ.pop("DIMOBENCH_CATALOG", None)

@@ -13,6 +13,9 @@ not apply and the card says so. Each flag is one rule, stated where it is comput
 - ``form_mismatch``: an option of the other form (an answer among recommendations or the reverse).
 - ``second_supported_option``: a wrong option that another of the persona's traits supports at ``ask_turn``
   (``data/conflicts.json``).
+- ``said_elsewhere_option``: a wrong option sharing two content stems with a user turn up to ``ask_turn`` that is
+  not about the question's trait (``dimobench.suite.questions.EvidenceIndex.first_said``): to a reader, the user
+  has said it.
 - ``transition_contradicted``: a present-tense item on the drifting trait during its transition whose gold
   the majority of that trait's last five cues contradict.
 - ``temporal_ambiguous``: a "before the latest change" item offering a second option whose state also held
@@ -28,6 +31,7 @@ from collections.abc import Sequence
 from dimobench.catalog import Catalog, TraitEntry, suite_catalog
 from dimobench.suite.load import Suite
 from dimobench.suite.plan import LatentPlan
+from dimobench.suite.questions import EvidenceIndex
 from dimobench.suite.schema import QAItem, Turn
 
 _SPACE = re.compile(r"\s+")
@@ -39,7 +43,7 @@ def norm(text: str) -> str:
 
 
 FLAGS = ("gold_mismatch", "gold_ungrounded", "never_gold_option", "off_topic_option", "form_mismatch",
-         "second_supported_option", "transition_contradicted", "temporal_ambiguous")
+         "second_supported_option", "said_elsewhere_option", "transition_contradicted", "temporal_ambiguous")
 MIN_SUPPORT = 2
 RECENT_CUES = 5
 
@@ -112,8 +116,10 @@ def _held_before(plan: LatentPlan, trait_id: str, turn: int) -> set[str]:
     return held
 
 
-def item_flags(q: QAItem, plan: LatentPlan, cues: dict[str, list[tuple[int, str]]], ctx: FlagContext) -> list[str]:
-    """The flags (see the module docstring) raised by one generated item."""
+def item_flags(q: QAItem, plan: LatentPlan, cues: dict[str, list[tuple[int, str]]], ctx: FlagContext,
+               said: EvidenceIndex | None = None) -> list[str]:
+    """The flags (see the module docstring) raised by one generated item (``said``: the persona's turns indexed,
+    for ``said_elsewhere_option``)."""
     if q.trait_id is None or q.answer_index is None or q.trait_id not in ctx.traits:
         return []
     texts = ctx.traits[q.trait_id]
@@ -140,6 +146,9 @@ def item_flags(q: QAItem, plan: LatentPlan, cues: dict[str, list[tuple[int, str]
            if t.trait_id != q.trait_id}
     if any(c in now for o in wrong for c in ctx.conflicts.get(norm(o), ())):
         out.append("second_supported_option")
+    if said is not None and any((n := said.first_said(o, q.trait_id)) is not None and n <= q.ask_turn
+                                for o in wrong):
+        out.append("said_elsewhere_option")
     drift = plan.active_drift(q.ask_turn)
     if (q.phase == "transition" and drift is not None and drift.trait_id == q.trait_id and got is not None
             and q.qa_type in ("current_state", "inference")):
@@ -173,10 +182,11 @@ def suite_flags(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[
     plans = {s.persona_id: LatentPlan(p, s) for p in suite.personas for s in suite.schedules
              if s.persona_id == p.persona_id}
     cues = {pid: _cues(suite.turns_of(pid)) for pid in plans}
+    said = {pid: EvidenceIndex.build(suite.turns_of(pid)) for pid in plans}
     out = {}
     for q in suite.qa:
         if q.persona_id in plans:
-            found = item_flags(q, plans[q.persona_id], cues[q.persona_id], ctx)
+            found = item_flags(q, plans[q.persona_id], cues[q.persona_id], ctx, said[q.persona_id])
             if found:
                 out[q.qa_id] = found
     return out

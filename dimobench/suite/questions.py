@@ -25,6 +25,9 @@ supporting cue is enough, transitions and reversions are asked about, and a conf
 - **One option true in the asked period**: ``temporal`` ("before the latest change") is asked only about a
   trait whose latest change is its first, so exactly one of its states held before it (after a reversion
   A -> B -> A, A held before the latest change too).
+- **No option the user has said on another subject**: an option text sharing :data:`SAID_SHARED` content stems
+  with a user turn up to the question that is not about the question's trait (another trait's cue, a filler) is
+  not offered, as gold or as a wrong option (:meth:`EvidenceIndex.first_said`).
 - **No length cue** (catalogs with ``text_rules`` v3): the four texts are drawn until their order by length is
   one drawn at random beforehand, never looking at which is gold (:meth:`QuestionMaker._rank_lengths`).
 """
@@ -32,7 +35,7 @@ supporting cue is enough, transitions and reversions are asked about, and a conf
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import overload
 
 from dimobench.catalog import Catalog, StateEntry, TraitEntry, content_words, stemmed_words
@@ -42,6 +45,11 @@ from dimobench.suite.schema import QAItem, Turn
 TARGET_SHARE = {"current_state": 0.3, "inference": 0.25, "temporal": 0.2, "stability": 0.25}
 MAX_EVIDENCE = 5
 MIN_EVIDENCE = 2
+SAID_SHARED = 2
+"""Content stems (:func:`~dimobench.catalog.stemmed_words`) an option may share with one earlier user turn on
+another subject before that turn reads as its answer: "Hunting resale apps for pre-owned gems" is a shopping
+option, but a user who asked "How do I spot a fake on resale apps?" about a vintage jacket has, to a reader,
+said it (a blind reader picked it three times over the shopping state the cues showed)."""
 """Cue turns of the gold state a question needs before it (fewer: the question is not asked there)."""
 LENGTH_TRIES = 100
 """Draws :meth:`QuestionMaker._rank_lengths` makes to meet an order of the options by length."""
@@ -53,21 +61,39 @@ class EvidenceIndex:
 
     cues: dict[tuple[str, str], list[int]]
     confounders: dict[str, list[tuple[int, str | None]]]
+    said: dict[str, list[tuple[int, str | None]]] = field(default_factory=dict)
+    """Content stem -> the user turns holding it, as (turn, the trait its annotation names or None), in order."""
+    _first: dict[tuple[str, str], int | None] = field(default_factory=dict, repr=False)
 
     @classmethod
     def build(cls, turns: list[Turn]) -> EvidenceIndex:
         """Index one persona's annotated turns (cues by trait and state, confounders by trait)."""
         cues: dict[tuple[str, str], list[int]] = {}
         conf: dict[str, list[tuple[int, str | None]]] = {}
+        said: dict[str, list[tuple[int, str | None]]] = {}
         for t in turns:
             a = t.annotation
+            for word in stemmed_words(t.user):
+                said.setdefault(word, []).append((t.turn, a.trait_id if a else None))
             if a is None or a.trait_id is None:
                 continue
             if a.kind == "cue" and a.state_id:
                 cues.setdefault((a.trait_id, a.state_id), []).append(t.turn)
             elif a.kind in ("entity", "decoy", "chatter"):
                 conf.setdefault(a.trait_id, []).append((t.turn, a.state_id))
-        return cls(cues, conf)
+        return cls(cues, conf, said)
+
+    def first_said(self, text: str, trait: str) -> int | None:
+        """The first user turn not about ``trait`` sharing :data:`SAID_SHARED` content stems with ``text``."""
+        key = (text, trait)
+        if key not in self._first:
+            shared: dict[int, int] = {}
+            for word in stemmed_words(text):
+                for n, about in self.said.get(word, ()):
+                    if about != trait:
+                        shared[n] = shared.get(n, 0) + 1
+            self._first[key] = min((n for n, c in shared.items() if c >= SAID_SHARED), default=None)
+        return self._first[key]
 
     def evidence(self, trait: str, state: str, upto: int, since: int = 0) -> list[int]:
         """The last ``MAX_EVIDENCE`` cue turns showing ``state`` of ``trait`` in ``(since, upto]``."""
@@ -211,7 +237,7 @@ class QuestionMaker:
         # what the persona's other traits hold now: a wrong option they support would be a second right answer
         blocked = {(tr, plan.state_at(tr, t)) for tr in self.traits if tr != trait_id}
         options, answer_index, stale_index, confounder_index, padded = self._options(
-            entry, pool, gold, stale, confounder, others, blocked)
+            entry, pool, gold, stale, confounder, others, blocked, t)
         if strict and padded and len(entry.states) >= 4:
             return None
         if self.valid:
@@ -245,7 +271,7 @@ class QuestionMaker:
         return min(texts, key=lambda q: max(len(stemmed_words(q) & w) for w in words))
 
     def _options(self, entry: TraitEntry, pool: str, gold: str, stale: str | None, confounder: str | None,
-                 others_first: list[str], blocked: set[tuple[str, str]]
+                 others_first: list[str], blocked: set[tuple[str, str]], t: int
                  ) -> tuple[list[str], int, int | None, int | None, bool]:
         """Options, gold, stale and confounder indexes, and whether the set is uneven: a distractor had to fill a
         place, or the gold had to be a text that is never offered as a wrong option here."""
@@ -254,7 +280,10 @@ class QuestionMaker:
         conflicts = self.catalog.conflicts
 
         def free(text: str) -> bool:
-            return not any(tuple(c) in blocked for c in conflicts.get(text, ()))
+            if any(tuple(c) in blocked for c in conflicts.get(text, ())):
+                return False
+            said = self.index.first_said(text, entry.trait_id) if self.valid else None
+            return said is None or said > t
 
         def offered(s: StateEntry) -> list[str]:
             return [x for x in getattr(s, pool) if free(x)]

@@ -54,6 +54,18 @@ def second_supported_option(q: QAItem, p: Planter) -> QAItem | None:
     return _swap_wrong(q, p, [t for t in texts if t.lower() in topic])
 
 
+def said_elsewhere_option(q: QAItem, p: Planter) -> QAItem | None:
+    """A wrong option replaced by a text of another state of the trait whose words the user said, on another
+    subject, before the question (a second right answer to a reader)."""
+    if q.trait_id is None or q.answer_index is None:
+        return None
+    index, gold = p.index[q.persona_id], p.state_of(q, q.answer_index)
+    texts = sorted(x for s in p.catalog.trait(q.trait_id).states if s.state_id != gold
+                   for x in getattr(s, p.pool_of(q))
+                   if (n := index.first_said(x, q.trait_id)) is not None and n <= q.ask_turn)
+    return _swap_wrong(q, p, texts)
+
+
 def gold_ungrounded(q: QAItem, p: Planter) -> QAItem | None:
     """The question moved to just after the first cue of its gold state: one supporting turn, not two."""
     if q.qa_type == "temporal" or q.answer_index is None:
@@ -115,6 +127,7 @@ PLAN_DEFECTS: dict[str, tuple[str, Plant]] = {
     "off_topic_option": ("unambiguous", off_topic_option),
     "form_mismatch": ("type_faithful", form_mismatch),
     "second_supported_option": ("unambiguous", second_supported_option),
+    "said_elsewhere_option": ("unambiguous", said_elsewhere_option),
     "gold_ungrounded": ("supported", gold_ungrounded),
     "transition_contradicted": ("temporally_valid", transition_contradicted),
     "temporal_ambiguous": ("unambiguous", temporal_ambiguous),

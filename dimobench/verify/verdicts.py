@@ -32,6 +32,7 @@ versions gave them (every v1 item offers a never-gold distractor, so ``on`` reje
 FLAG_CRITERION = {
     "gold_mismatch": "temporally_valid", "gold_ungrounded": "supported", "never_gold_option": "implicit",
     "off_topic_option": "unambiguous", "form_mismatch": "type_faithful", "second_supported_option": "unambiguous",
+    "said_elsewhere_option": "unambiguous",
     "transition_contradicted": "temporally_valid", "temporal_ambiguous": "unambiguous",
 }
 """The criterion whose kind each plan flag is: a flagged item's verdict on it becomes a (not fixable) REJECT."""

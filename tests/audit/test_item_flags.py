@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from dimobench.catalog import TraitEntry, load_catalog
+from dimobench.catalog import TraitEntry, load_catalog, stemmed_words
 from dimobench.suite.flags import FlagContext, item_flags, norm
 from dimobench.suite.plan import LatentPlan
-from dimobench.suite.schema import Drift, Persona, PhaseSpan, QAItem, Schedule, State, Trait
+from dimobench.suite.questions import EvidenceIndex
+from dimobench.suite.schema import Annotation, Drift, Persona, PhaseSpan, QAItem, Schedule, State, Trait, Turn
 
 CATALOG = load_catalog()
 CTX = FlagContext(CATALOG)
@@ -131,3 +132,33 @@ def test_a_wrong_option_another_trait_supports_now_is_a_second_right_answer():
     assert "second_supported_option" in item_flags(item, supported, cues, CTX)
     if (other_trait, elsewhere) not in {tuple(c) for c in CATALOG.conflicts[text]}:
         assert "second_supported_option" not in item_flags(item, not_supported, cues, CTX)
+
+
+def _turn(n: int, user: str, kind: str = "filler", trait: str | None = None) -> Turn:
+    return Turn(persona_id="p01", turn=n, session=1, timestamp="2024-01-01T10:00:00", user=user, assistant="Sure.",
+                annotation=Annotation(kind=kind, trait_id=trait))
+
+
+def test_a_wrong_option_whose_words_the_user_said_on_another_subject_is_flagged_from_that_turn_on(three_states):
+    e = three_states
+    a = e.states[0].state_id
+    wrong = _answers(e, 1)[0]
+    words = sorted(stemmed_words(wrong))
+    assert len(words) >= 2, wrong
+    plan = _plan([_trait(e, a)], [])
+    cues = {e.trait_id: [(10, a), (20, a)]}
+    item = _item(e, "current_state", "stable", 50, _answers(e, 0)[0], [wrong])
+    # two of the option's words in one turn about something else, before the question: a reader hears it
+    said = EvidenceIndex.build([_turn(30, f"Could you explain {words[0]} and {words[1]} to me?", "cue", "other")])
+    assert "said_elsewhere_option" in item_flags(item, plan, cues, CTX, said)
+    # the same turn after the question, one shared word only, or a turn on the question's own trait: quiet
+    later = EvidenceIndex.build([_turn(60, f"Could you explain {words[0]} and {words[1]} to me?", "cue", "other")])
+    one = EvidenceIndex.build([_turn(30, f"Could you explain {words[0]} to me?")])
+    own = EvidenceIndex.build([_turn(30, f"Could you explain {words[0]} and {words[1]} to me?", "cue", e.trait_id)])
+    for index in (later, one, own):
+        assert "said_elsewhere_option" not in item_flags(item, plan, cues, CTX, index)
+    assert "said_elsewhere_option" not in item_flags(item, plan, cues, CTX), "no turns given: not checked"
+    # the gold itself may be what the user said: it is the answer, not a second one
+    gold_said = EvidenceIndex.build([_turn(30, " ".join(stemmed_words(_answers(e, 0)[0])), "cue", "other")])
+    if not stemmed_words(_answers(e, 0)[0]) & stemmed_words(wrong):
+        assert "said_elsewhere_option" not in item_flags(item, plan, cues, CTX, gold_said)

@@ -76,3 +76,24 @@ def test_audit_reference_trains_as_generate_did_and_refuses_what_it_cannot_remak
     lopo = run_cli("audit", str(tmp_path / "imported"))
     assert lopo.returncode in (0, 1), lopo.stderr
     assert lopo.stdout.splitlines()[0].endswith("trained on: the other personas (leave-one-persona-out)")
+
+
+def test_two_suites_of_one_seed_made_otherwise_are_each_attacked_with_their_own_references(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dimobench.api import audit_suite
+    from dimobench.suite.load import load_suite
+
+    made: list[tuple[int, int]] = []  # (seed, turns) of every reference suite written
+    import dimobench.api as api
+
+    real = api.generate_suite
+    monkeypatch.setattr(api, "generate_suite",
+                        lambda c, out, **kw: (made.append((c.seed, c.turns)), real(c, out, **kw))[1])
+    for name, turns in (("short", 120), ("long", 160)):
+        real(make_config(personas=1, turns=turns, drifts=1, seed=41), tmp_path / name)
+    report = audit_suite([tmp_path / "short", tmp_path / "long"], reference=1)
+    # one reference per suite, each of its own length (the second was once skipped as "already made")
+    assert sorted(made) == [(reference_seeds(41, 1)[0], 120), (reference_seeds(41, 1)[0], 160)]
+    ref = reference_seeds(41, 1)[0]
+    assert report.train == [f"train:reference-seed-{ref}", f"train:reference-seed-{ref}-2"]
+    assert load_suite(tmp_path / "long").manifest.config["turns"] == 160

@@ -17,7 +17,7 @@ from dimobench.suite.questions import EvidenceIndex, QuestionMaker
 from dimobench.suite.schema import Persona, QAItem, Schedule, Turn
 
 NAME = "qa"
-VERSION = "1"
+VERSION = "2"
 READS = ("personas.jsonl", "schedules.jsonl", "dialogues.jsonl")
 WRITES = ("qa.jsonl",)
 CONFIG_FIELDS = ("seed", "qa", "turns", "generator", "qa_rules")
