@@ -271,6 +271,13 @@ def home_city(persona: Persona) -> str | None:
     return str(persona.profile.get("city") or "") or None
 
 
+def city_slot(persona: Persona, qa_rules: str, catalog: Catalog) -> str | None:
+    """What ``{city}`` is bound to: the persona's own city under the validity rules or with a catalog of text rules
+    v3 (whose lints promise it); None (a city drawn per turn) for the v1/v2 catalogs' default suites, which keep
+    their bytes."""
+    return home_city(persona) if qa_rules == "valid" or catalog.text_rules == "v3" else None
+
+
 def friends_of(persona: Persona) -> list[str] | None:
     """The persona's circle of friends (``profile["friends"]``, catalog v3), or None without one."""
     friends = persona.profile.get("friends")

@@ -401,3 +401,17 @@ def test_a_persona_that_does_not_hold_the_commute_trait_still_gets_about_one_way
             assert said == [], (p.persona_id, state.state_id, said[:3])
             checked += 1
     assert checked >= 3
+
+
+def test_catalog_v3_binds_the_persona_city_under_the_default_qa_rules_too(tmp_path: Path):
+    import json
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DIMOBENCH_CATALOG", str(V3))
+        path = generate(tmp_path / "v1rules", personas=2, turns=300, drifts=1, seed=44)  # qa_rules v1
+    suite = load_suite(path)
+    assert suite.manifest.config.get("qa_rules", "v1") == "v1"
+    home = {p.persona_id: str(p.profile["city"]) for p in suite.personas}
+    assert any(home[t.persona_id] in t.user for t in suite.dialogues), "no turn names the home city"
+    lints = json.loads(json.dumps(audit_suite(path, reference=0).lints))
+    assert not lints["foreign_home_city"] and not lints["city_mismatch"], lints

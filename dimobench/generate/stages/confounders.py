@@ -18,12 +18,12 @@ from pydantic import BaseModel
 
 from dimobench.catalog import Catalog
 from dimobench.generate.config import GenerateConfig
-from dimobench.generate.text import Renderer, friends_of, habit_of, home_city
+from dimobench.generate.text import Renderer, city_slot, friends_of, habit_of
 from dimobench.suite.plan import LatentPlan, turns_by_persona
 from dimobench.suite.schema import Annotation, Entity, Persona, Schedule, Turn
 
 NAME = "confounders"
-VERSION = "1"
+VERSION = "2"
 READS = ("personas.jsonl", "schedules.jsonl", "dialogues.jsonl")
 WRITES = ("dialogues.jsonl",)
 CONFIG_FIELDS = ("seed", "confounder_rate", "generator", "qa_rules")
@@ -57,7 +57,7 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
         plan = LatentPlan(persona, schedule)
         first = persona.name.split()[0]
         renderer = Renderer(inputs.catalog, prng, first, {first, *(e.name for e in persona.entities)},
-                            home_city(persona) if cfg.qa_rules == "valid" else None, friends_of(persona))
+                            city_slot(persona, cfg.qa_rules, inputs.catalog), friends_of(persona))
         renderer.used_user = set(inputs.used_user.get(persona.persona_id, ()))
         turns = [t.model_copy() for t in by_persona[persona.persona_id]]
         fillers = [i for i, t in enumerate(turns) if t.annotation and t.annotation.kind == "filler"]

@@ -17,12 +17,12 @@ from pydantic import BaseModel
 
 from dimobench.catalog import Catalog
 from dimobench.generate.config import GenerateConfig
-from dimobench.generate.text import Clock, Renderer, friends_of, home_city
+from dimobench.generate.text import Clock, Renderer, city_slot, friends_of
 from dimobench.suite.plan import LatentPlan
 from dimobench.suite.schema import Annotation, Persona, Schedule, Turn
 
 NAME = "dialogue"
-VERSION = "1"
+VERSION = "2"
 READS = ("personas.jsonl", "schedules.jsonl")
 WRITES = ("dialogues.jsonl",)
 CONFIG_FIELDS = ("seed", "turns", "cue_rate", "maintenance_cue_rate", "generator", "qa_rules")
@@ -62,7 +62,7 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
         plan = LatentPlan(persona, schedule)
         renderer = Renderer(inputs.catalog, prng, persona.name.split()[0],
                             {persona.name.split()[0], *(e.name for e in persona.entities)},
-                            home_city(persona) if cfg.qa_rules == "valid" else None, friends_of(persona))
+                            city_slot(persona, cfg.qa_rules, inputs.catalog), friends_of(persona))
         clock = Clock(prng)
         tried: dict[str, int] = {}
         for t in range(1, cfg.turns + 1):
