@@ -120,6 +120,8 @@ class QuestionMaker:
         self.length_ranks = self.valid and catalog.text_rules == "v3"
         self.first = plan.persona.name.split()[0]
         self.traits = [t.trait_id for t in plan.persona.traits]
+        self.shown: dict[str, int] = {}
+        """Under the validity rules: how often each option text has been offered to this persona so far."""
 
     def make_all(self, n: int, turns: int) -> list[QAItem]:
         """``n`` questions at evenly spaced turns of ``turns``, question types weighted towards their target shares."""
@@ -290,11 +292,11 @@ class QuestionMaker:
 
         def phrase(s: StateEntry) -> str | None:
             ok = offered(s)
-            return rng.choice(ok) if ok else None
+            return self._pick(ok) if ok else None
 
         gold_texts = getattr(states[gold], pool)
         gold_free = [x for x in gold_texts if free(x)] if self.valid else gold_texts
-        chosen: list[tuple[str, str]] = [("gold", rng.choice(gold_free or gold_texts))]
+        chosen: list[tuple[str, str]] = [("gold", self._pick(gold_free or gold_texts))]
         pools: dict[int, list[str]] = {}  # position in chosen -> its state's texts, for _rank_lengths
         for role, state in (("stale", stale), ("confounder", confounder)):
             text = phrase(states[state]) if state else None
@@ -317,11 +319,23 @@ class QuestionMaker:
                 chosen.append((role, text))
         if self.length_ranks:
             chosen = self._rank_lengths(chosen, {0: gold_free or gold_texts, **pools})
+        if self.valid:
+            for _, text in chosen:
+                self.shown[text] = self.shown.get(text, 0) + 1
         rng.shuffle(chosen)
         roles = [c[0] for c in chosen]
         return ([c[1] for c in chosen], roles.index("gold"),
                 roles.index("stale") if "stale" in roles else None,
                 roles.index("confounder") if "confounder" in roles else None, "distractor" in roles or not gold_free)
+
+    def _pick(self, texts: list[str]) -> str:
+        """One of ``texts``: under the validity rules the less this persona has been offered it, the likelier
+        (weight ``1 / (1 + times)**2``), so a state's texts take turns instead of a few recurring (a preset suite
+        of seed 2324 offered 959 distinct texts, under issue 16's 1,000). Which state an option stands for is
+        decided before, so the weights never see which option is gold."""
+        if not self.valid:
+            return self.rng.choice(texts)
+        return self.rng.choices(texts, [1.0 / (1 + self.shown.get(t, 0)) ** 2 for t in texts])[0]
 
     def _rank_lengths(self, chosen: list[tuple[str, str]], pools: dict[int, list[str]]) -> list[tuple[str, str]]:
         """Draw the options' texts again, each from its own state's texts, until their order by length is one
@@ -343,7 +357,7 @@ class QuestionMaker:
         rng.shuffle(order)  # order[j]: the option that is to be the j-th longest
         texts = [t for _, t in chosen]
         for _ in range(LENGTH_TRIES):
-            texts = [rng.choice(pools[i]) for i in range(len(chosen))]
+            texts = [self._pick(pools[i]) for i in range(len(chosen))]
             lengths = [len(t) for t in texts]
             if (all(lengths[order[j]] > lengths[order[j + 1]] for j in range(len(order) - 1))
                     and len({t.lower() for t in texts}) == len(texts)):
