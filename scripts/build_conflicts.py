@@ -22,8 +22,23 @@ import numpy as np
 THRESHOLD = 0.40
 """About the 97th percentile of option-to-other-trait cosines, and below the 5th percentile of option-to-own-state
 cosines (0.45) in the catalog as written on 2026-11-30."""
+class _Price(str):
+    """A price that fills ``{price}`` and every price band (``{price:low}``) alike."""
+
+    def __format__(self, spec: str) -> str:
+        return str(self)
+
+
+class _Fill(dict[str, str]):
+    """The slot values; a slot no entry names reads as its own name ("{someone}" -> "someone"), so a new slot in
+    the catalog never stops the build."""
+
+    def __missing__(self, key: str) -> str:
+        return _Price(key.replace("_", " "))
+
+
 FILL = dict(friend="Sam", friend2="Ana", weekday="Saturday", time_of_day="evening", clock="7:30", city="Leeds",
-            number="three", month="May", name="Alex", price="£20", friend_he="she", friend_them="her",
+            number="three", month="May", later_month="June", name="Alex", price=_Price("£20"), friend_he="she", friend_them="her",
             friend_their="her")
 
 
@@ -53,8 +68,8 @@ def main() -> None:
     for tp in cat.topics:
         for tr in tp.traits:
             for st in tr.states:
-                fill = {**FILL, **{k: v[0] for k, v in st.parts.items()}}
-                v = encode([text.format(**fill) for text in st.cue_texts()]).mean(axis=0)
+                fill = _Fill({**FILL, **{k: v[0] for k, v in st.parts.items()}})
+                v = encode([text.format_map(fill) for text in st.cue_texts()]).mean(axis=0)
                 profiles.append((tr.trait_id, st.state_id, v / np.linalg.norm(v)))
     prof = np.array([p[2] for p in profiles])
     conflicts: dict[str, list[list[str]]] = {}
