@@ -38,8 +38,8 @@ class _Fill(dict[str, str]):
 
 
 FILL = dict(friend="Sam", friend2="Ana", weekday="Saturday", time_of_day="evening", clock="7:30", city="Leeds",
-            number="three", month="May", later_month="June", name="Alex", price=_Price("£20"), friend_he="she", friend_them="her",
-            friend_their="her")
+            number="three", month="May", later_month="June", name="Alex", price=_Price("£20"), friend_he="she",
+            friend_them="her", friend_their="her")
 
 
 def main() -> None:
