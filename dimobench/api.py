@@ -132,7 +132,8 @@ def _generate_into(out: Path, cfg: GenerateConfig, options: RunOptions, llm: Any
                                  "dialogues.jsonl": turns, "qa.jsonl": qa},
                            {"status": "incomplete" if verify or audit else status,
                             "dimobench_version": __version__, "config": config,
-                            "counts": counts(personas, turns, qa), "stages": stage_records(run["fingerprints"])})
+                            "counts": counts(personas, turns, qa), "stages": stage_records(run["fingerprints"],
+                                                                                 run["versions"])})
     if carried is not None and set(carried[0]) <= {q.qa_id for q in qa}:
         manifest = _update_manifest(out, files={"human_verdicts.jsonl": None}, counts={"human_verdicts": carried[1]})
     atomic_write_text(out / "README.md", render_card(manifest))

@@ -164,6 +164,20 @@ def test_the_older_catalogs_keep_the_hash_their_suites_were_fingerprinted_with()
     assert catalog_hash(load_catalog(find_catalog("catalog-v2"))).startswith("5c29acc11483")
 
 
+def test_default_suites_keep_their_stage_fingerprints_and_the_validity_rules_bump_theirs():
+    # session 22 changed what the QA and text stages do under the validity rules and catalog v3 only: a suite of
+    # the default rules on a v1/v2 catalog keeps its manifest (and `audit` still remakes its references)
+    from dimobench.generate.config import make_config
+    from dimobench.generate.pipeline import fingerprints, stage_versions
+
+    assert fingerprints(make_config("xl", seed=7), load_catalog())["qa"].startswith("788d2c7ea313")
+    assert fingerprints(make_config("xl", seed=7), load_catalog(find_catalog("catalog-v2")))["qa"].startswith(
+        "0d45f72adf83")
+    assert set(stage_versions(make_config(), load_catalog()).values()) == {"1"}
+    assert stage_versions(make_config(qa_rules="valid"), load_catalog())["qa"] == "2"
+    assert stage_versions(make_config(), load_catalog(find_catalog("catalog-v3")))["dialogue"] == "2"
+
+
 def test_the_conflict_build_fills_every_cue_of_every_shipped_catalog():
     # scripts/build_conflicts.py stopped at the first slot it did not know ({later_month}, a price band,
     # {someone}), so data/catalog-v3/conflicts.json went unrebuilt while the cues changed under it

@@ -36,16 +36,26 @@ def catalog_hash(catalog: Catalog) -> str:
     return hashlib.sha256(catalog.canonical_json().encode()).hexdigest()
 
 
+def stage_versions(cfg: GenerateConfig, catalog: Catalog) -> dict[str, str]:
+    """Each stage's version for this config and catalog: ``RULES_VERSION`` where a stage has one and the suite
+    follows the validity rules or a catalog of text rules v3 (what those versions changed), else ``VERSION``, so
+    the suites of the default rules and the v1/v2 catalogs keep their fingerprints and manifests byte for byte."""
+    newer = cfg.qa_rules != "v1" or catalog.text_rules == "v3"
+    return {s.NAME: str(getattr(s, "RULES_VERSION", s.VERSION)) if newer else s.VERSION for s in STAGES}
+
+
 def fingerprints(cfg: GenerateConfig, catalog: Catalog) -> dict[str, str]:
-    """Fingerprint of every stage: its VERSION, its CONFIG_FIELDS values and its upstream fingerprint."""
+    """Fingerprint of every stage: its version (:func:`stage_versions`), its CONFIG_FIELDS values and its upstream
+    fingerprint."""
     settings = cfg.model_dump()
     settings["qa"] = cfg.qa_per_persona
     upstream = catalog_hash(catalog)
+    versions = stage_versions(cfg, catalog)
     out = {}
     for stage in STAGES:
         # qa_rules joined the fingerprint later: at its default it is left out, so v1 suites keep theirs
         config = {k: settings[k] for k in stage.CONFIG_FIELDS if not (k == "qa_rules" and settings[k] == "v1")}
-        payload = json.dumps({"stage": stage.NAME, "version": stage.VERSION, "upstream": upstream,
+        payload = json.dumps({"stage": stage.NAME, "version": versions[stage.NAME], "upstream": upstream,
                               "config": config}, sort_keys=True)
         upstream = out[stage.NAME] = hashlib.sha256(payload.encode()).hexdigest()
     return out
@@ -84,7 +94,8 @@ def run_stages(cfg: GenerateConfig, out: Path, progress: ProgressFn | None = Non
         atomic_write_text(record, json.dumps({"fingerprint": prints[stage.NAME], "output": output.model_dump(
             mode="json", exclude_unset=True)}, ensure_ascii=False))
         _say(progress, stage.NAME, "done")
-    run: dict[str, Any] = {"results": results, "fingerprints": prints, "backend": llm.spec, "llm": None}
+    run: dict[str, Any] = {"results": results, "fingerprints": prints, "versions": stage_versions(cfg, catalog),
+                           "backend": llm.spec, "llm": None}
     if hasattr(llm, "complete"):
         from dimobench.generate import rewrite
 
@@ -128,9 +139,9 @@ def _say(progress: ProgressFn | None, stage: str, what: str) -> None:
         progress(stage, what)
 
 
-def stage_records(prints: dict[str, str]) -> dict[str, dict[str, str]]:
+def stage_records(prints: dict[str, str], versions: dict[str, str]) -> dict[str, dict[str, str]]:
     """The manifest's ``{version, fingerprint}`` per stage, ``llm_render`` included when it ran."""
-    records = {s.NAME: {"version": s.VERSION, "fingerprint": prints[s.NAME]} for s in STAGES}
+    records = {s.NAME: {"version": versions[s.NAME], "fingerprint": prints[s.NAME]} for s in STAGES}
     if "llm_render" in prints:
         from dimobench.generate import rewrite
 

@@ -45,29 +45,30 @@ from dimobench.suite.schema import QAItem, Turn
 TARGET_SHARE = {"current_state": 0.3, "inference": 0.25, "temporal": 0.2, "stability": 0.25}
 MAX_EVIDENCE = 5
 MIN_EVIDENCE = 2
+"""Cue turns of the gold state a question needs before it (fewer: the question is not asked there)."""
 SAID_SHARED = 2
 """Content stems (:func:`~dimobench.catalog.stemmed_words`) an option may share with one earlier user turn on
 another subject before that turn reads as its answer: "Hunting resale apps for pre-owned gems" is a shopping
 option, but a user who asked "How do I spot a fake on resale apps?" about a vintage jacket has, to a reader,
 said it (a blind reader picked it three times over the shopping state the cues showed)."""
-"""Cue turns of the gold state a question needs before it (fewer: the question is not asked there)."""
 LENGTH_TRIES = 100
 """Draws :meth:`QuestionMaker._rank_lengths` makes to meet an order of the options by length."""
 
 
 @dataclass
 class EvidenceIndex:
-    """Per persona: cue turns by (trait, state) and confounder turns by trait, in turn order."""
+    """Per persona: cue turns by (trait, state) and confounder turns by trait, in turn order, and every user turn
+    by the content stems it holds (for :meth:`first_said`)."""
 
     cues: dict[tuple[str, str], list[int]]
     confounders: dict[str, list[tuple[int, str | None]]]
     said: dict[str, list[tuple[int, str | None]]] = field(default_factory=dict)
     """Content stem -> the user turns holding it, as (turn, the trait its annotation names or None), in order."""
-    _first: dict[tuple[str, str], int | None] = field(default_factory=dict, repr=False)
+    _first: dict[tuple[str, str], int | None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def build(cls, turns: list[Turn]) -> EvidenceIndex:
-        """Index one persona's annotated turns (cues by trait and state, confounders by trait)."""
+        """Index one persona's turns (cues by trait and state, confounders by trait, every turn by its stems)."""
         cues: dict[tuple[str, str], list[int]] = {}
         conf: dict[str, list[tuple[int, str | None]]] = {}
         said: dict[str, list[tuple[int, str | None]]] = {}
@@ -121,7 +122,7 @@ class QuestionMaker:
         self.first = plan.persona.name.split()[0]
         self.traits = [t.trait_id for t in plan.persona.traits]
         self.shown: dict[str, int] = {}
-        """Under the validity rules: how often each option text has been offered to this persona so far."""
+        """Under the validity rules: in how many of this persona's items so far each option text stands."""
 
     def make_all(self, n: int, turns: int) -> list[QAItem]:
         """``n`` questions at evenly spaced turns of ``turns``, question types weighted towards their target shares."""
@@ -244,6 +245,8 @@ class QuestionMaker:
             return None
         if self.valid:
             question = self._neutral_question(templates, options)
+            for text in options:  # counted once the item stands (a set passed over was never offered)
+                self.shown[text] = self.shown.get(text, 0) + 1
         return QAItem(
             qa_id=qa_id, persona_id=plan.persona.persona_id, ask_turn=t, qa_type=kind,
             phase=plan.phase_at(t), trait_id=trait_id,
@@ -281,11 +284,12 @@ class QuestionMaker:
         states = {s.state_id: s for s in entry.states}
         conflicts = self.catalog.conflicts
 
-        def free(text: str) -> bool:
-            if any(tuple(c) in blocked for c in conflicts.get(text, ())):
-                return False
+        def unsaid(text: str) -> bool:
             said = self.index.first_said(text, entry.trait_id) if self.valid else None
             return said is None or said > t
+
+        def free(text: str) -> bool:
+            return unsaid(text) and not any(tuple(c) in blocked for c in conflicts.get(text, ()))
 
         def offered(s: StateEntry) -> list[str]:
             return [x for x in getattr(s, pool) if free(x)]
@@ -296,7 +300,10 @@ class QuestionMaker:
 
         gold_texts = getattr(states[gold], pool)
         gold_free = [x for x in gold_texts if free(x)] if self.valid else gold_texts
-        chosen: list[tuple[str, str]] = [("gold", self._pick(gold_free or gold_texts))]
+        # where every gold text is barred, one that is only another trait's (uneven, counted) before one the user
+        # said on another subject: offering that as gold alone would point at it
+        gold_pool = gold_free or [x for x in gold_texts if unsaid(x)] or gold_texts
+        chosen: list[tuple[str, str]] = [("gold", self._pick(gold_pool))]
         pools: dict[int, list[str]] = {}  # position in chosen -> its state's texts, for _rank_lengths
         for role, state in (("stale", stale), ("confounder", confounder)):
             text = phrase(states[state]) if state else None
@@ -318,10 +325,7 @@ class QuestionMaker:
                     pools[len(chosen)] = offered(states[state])
                 chosen.append((role, text))
         if self.length_ranks:
-            chosen = self._rank_lengths(chosen, {0: gold_free or gold_texts, **pools})
-        if self.valid:
-            for _, text in chosen:
-                self.shown[text] = self.shown.get(text, 0) + 1
+            chosen = self._rank_lengths(chosen, {0: gold_pool, **pools})
         rng.shuffle(chosen)
         roles = [c[0] for c in chosen]
         return ([c[1] for c in chosen], roles.index("gold"),
@@ -331,7 +335,7 @@ class QuestionMaker:
     def _pick(self, texts: list[str]) -> str:
         """One of ``texts``: under the validity rules the less this persona has been offered it, the likelier
         (weight ``1 / (1 + times)**2``), so a state's texts take turns instead of a few recurring (a preset suite
-        of seed 2324 offered 959 distinct texts, under issue 16's 1,000). Which state an option stands for is
+        of seed 2324 offered 956 distinct texts, under issue 16's 1,000). Which state an option stands for is
         decided before, so the weights never see which option is gold."""
         if not self.valid:
             return self.rng.choice(texts)

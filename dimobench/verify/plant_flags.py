@@ -1,7 +1,9 @@
 """Planted defects of the audit's per-item flag kinds (:mod:`dimobench.suite.flags`), for ``verify --calibrate``.
 
-Options are planted in words no catalog holds, so only a check of what the item offers (not a lookup of
-catalog phrases the generator used) can catch them; the timing defects move the question instead.
+Off-topic and other-form options are planted in words no catalog holds, so only a check of what the item offers
+(not a lookup of catalog phrases the generator used) can catch them; a second right answer is a catalog text (one
+another trait supports, or one whose words the user said on another subject: the check that finds it is the rule
+that plants it, so its calibration shows the wiring, not the rule); the timing defects move the question instead.
 """
 
 from __future__ import annotations

@@ -23,7 +23,10 @@ from dimobench.suite.plan import LatentPlan, turns_by_persona
 from dimobench.suite.schema import Annotation, Entity, Persona, Schedule, Turn
 
 NAME = "confounders"
-VERSION = "2"
+VERSION = "1"
+RULES_VERSION = "2"
+"""The version under the validity rules or catalog v3 (:func:`dimobench.generate.pipeline.stage_versions`):
+the persona's own city fills {city} under the validity rules and catalog v3 alike."""
 READS = ("personas.jsonl", "schedules.jsonl", "dialogues.jsonl")
 WRITES = ("dialogues.jsonl",)
 CONFIG_FIELDS = ("seed", "confounder_rate", "generator", "qa_rules")

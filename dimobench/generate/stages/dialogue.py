@@ -22,7 +22,10 @@ from dimobench.suite.plan import LatentPlan
 from dimobench.suite.schema import Annotation, Persona, Schedule, Turn
 
 NAME = "dialogue"
-VERSION = "2"
+VERSION = "1"
+RULES_VERSION = "2"
+"""The version under the validity rules or catalog v3 (:func:`dimobench.generate.pipeline.stage_versions`):
+the persona's own city fills {city} under the validity rules and catalog v3 alike."""
 READS = ("personas.jsonl", "schedules.jsonl")
 WRITES = ("dialogues.jsonl",)
 CONFIG_FIELDS = ("seed", "turns", "cue_rate", "maintenance_cue_rate", "generator", "qa_rules")

@@ -17,7 +17,10 @@ from dimobench.suite.questions import EvidenceIndex, QuestionMaker
 from dimobench.suite.schema import Persona, QAItem, Schedule, Turn
 
 NAME = "qa"
-VERSION = "2"
+VERSION = "1"
+RULES_VERSION = "2"
+"""The version under the validity rules or catalog v3 (:func:`dimobench.generate.pipeline.stage_versions`):
+no option the user said on another subject; a persona's less-offered texts first."""
 READS = ("personas.jsonl", "schedules.jsonl", "dialogues.jsonl")
 WRITES = ("qa.jsonl",)
 CONFIG_FIELDS = ("seed", "qa", "turns", "generator", "qa_rules")
