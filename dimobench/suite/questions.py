@@ -35,7 +35,9 @@ supporting cue is enough, transitions and reversions are asked about, and a conf
 from __future__ import annotations
 
 import random
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import overload
 
 from dimobench.catalog import Catalog, StateEntry, TraitEntry, content_words, stemmed_words
@@ -332,14 +334,21 @@ class QuestionMaker:
                 roles.index("stale") if "stale" in roles else None,
                 roles.index("confounder") if "confounder" in roles else None, "distractor" in roles or not gold_free)
 
-    def _pick(self, texts: list[str]) -> str:
+    def _pick(self, texts: list[str], cum: list[float] | None = None) -> str:
         """One of ``texts``: under the validity rules the less this persona has been offered it, the likelier
         (weight ``1 / (1 + times)**2``), so a state's texts take turns instead of a few recurring (a preset suite
         of seed 2324 offered 956 distinct texts, under issue 16's 1,000). Which state an option stands for is
-        decided before, so the weights never see which option is gold."""
+        decided before, so the weights never see which option is gold. ``cum``: :meth:`_cum` of ``texts``, when
+        the caller draws from them many times."""
         if not self.valid:
             return self.rng.choice(texts)
-        return self.rng.choices(texts, [1.0 / (1 + self.shown.get(t, 0)) ** 2 for t in texts])[0]
+        cum = cum or self._cum(texts)
+        # what rng.choices(texts, cum_weights=cum)[0] draws, without its checks on the per-item path
+        return texts[bisect_right(cum, self.rng.random() * cum[-1], 0, len(texts) - 1)]
+
+    def _cum(self, texts: list[str]) -> list[float]:
+        """The cumulative draw weights :meth:`_pick` gives ``texts`` now."""
+        return list(accumulate(1.0 / (1 + self.shown.get(t, 0)) ** 2 for t in texts))
 
     def _rank_lengths(self, chosen: list[tuple[str, str]], pools: dict[int, list[str]]) -> list[tuple[str, str]]:
         """Draw the options' texts again, each from its own state's texts, until their order by length is one
@@ -360,8 +369,9 @@ class QuestionMaker:
         order = list(range(len(chosen)))
         rng.shuffle(order)  # order[j]: the option that is to be the j-th longest
         texts = [t for _, t in chosen]
+        cums = [self._cum(pools[i]) if self.valid else None for i in range(len(chosen))]
         for _ in range(LENGTH_TRIES):
-            texts = [self._pick(pools[i]) for i in range(len(chosen))]
+            texts = [self._pick(pools[i], cums[i]) for i in range(len(chosen))]
             lengths = [len(t) for t in texts]
             if (all(lengths[order[j]] > lengths[order[j + 1]] for j in range(len(order) - 1))
                     and len({t.lower() for t in texts}) == len(texts)):

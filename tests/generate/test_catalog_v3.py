@@ -287,7 +287,8 @@ def test_the_length_draw_never_looks_at_which_option_is_gold():
             chosen = [("gold" if i == gold else "state", pools[i][0]) for i in range(4)]
             shown = {t: n % 3 for n, t in enumerate(t for i in range(4) for t in pools[i])}  # the weights bite
             maker = SimpleNamespace(rng=random.Random(seed), valid=True, shown=shown)
-            maker._pick = lambda texts, m=maker: QuestionMaker._pick(m, texts)  # type: ignore[arg-type]
+            maker._pick = lambda texts, cum=None, m=maker: QuestionMaker._pick(m, texts, cum)  # type: ignore[arg-type]
+            maker._cum = lambda texts, m=maker: QuestionMaker._cum(m, texts)  # type: ignore[arg-type]
             out = QuestionMaker._rank_lengths(maker, chosen, pools)  # type: ignore[arg-type]
             assert [r for r, _ in out] == [r for r, _ in chosen]
             drawn.append([t for _, t in out])
