@@ -7,15 +7,17 @@ finds those pairs once, with the packaged MiniLM model: an option conflicts with
 its cosine to S's cue profile (the mean embedding of S's rendered cue texts) reaches ``THRESHOLD``. The QA
 stage then reads the table and never offers a conflicting option as a distractor, so generation itself needs
 no model. Rerun after editing the catalog (``--catalog`` names a shipped catalog or a directory; default the
-packaged one):
+packaged one); it also writes ``conflicts.sha256``, the digest of its inputs, which a test checks:
 
     .venv/bin/python scripts/build_conflicts.py [--catalog catalog-v3]
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +42,26 @@ class _Fill(dict[str, str]):
 FILL = dict(friend="Sam", friend2="Ana", weekday="Saturday", time_of_day="evening", clock="7:30", city="Leeds",
             number="three", month="May", later_month="June", name="Alex", price=_Price("£20"), friend_he="she",
             friend_them="her", friend_their="her")
+
+
+def filled_cues(state: Any) -> list[str]:
+    """A state's cue texts with every slot filled as the build fills them."""
+    fill = _Fill({**FILL, **{k: v[0] for k, v in state.parts.items()}})
+    return [text.format_map(fill) for text in state.cue_texts()]
+
+
+def inputs_digest(cat: Any) -> str:
+    """sha256 of what the table is built from (every state's filled cues, every option text, the threshold),
+    written beside it as ``conflicts.sha256``: a test compares it with the catalog as it stands, so a cue or
+    option edited without a rebuild fails CI instead of leaving the table behind."""
+    h = hashlib.sha256(str(THRESHOLD).encode())
+    for tp in cat.topics:
+        for tr in tp.traits:
+            for st in tr.states:
+                h.update(json.dumps([tr.trait_id, st.state_id, filled_cues(st), st.answers, st.recommendations],
+                                    ensure_ascii=False).encode())
+            h.update(json.dumps([tr.distractor_answers, tr.distractor_recommendations], ensure_ascii=False).encode())
+    return h.hexdigest()
 
 
 def main() -> None:
@@ -68,8 +90,7 @@ def main() -> None:
     for tp in cat.topics:
         for tr in tp.traits:
             for st in tr.states:
-                fill = _Fill({**FILL, **{k: v[0] for k, v in st.parts.items()}})
-                v = encode([text.format_map(fill) for text in st.cue_texts()]).mean(axis=0)
+                v = encode(filled_cues(st)).mean(axis=0)
                 profiles.append((tr.trait_id, st.state_id, v / np.linalg.norm(v)))
     prof = np.array([p[2] for p in profiles])
     conflicts: dict[str, list[list[str]]] = {}
@@ -85,6 +106,7 @@ def main() -> None:
                     conflicts[text] = hits
     out = root / "conflicts.json"
     out.write_text(json.dumps(dict(sorted(conflicts.items())), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    (root / "conflicts.sha256").write_text(inputs_digest(cat) + "\n", encoding="utf-8")
     print(json.dumps({"options_with_conflicts": len(conflicts), "pairs": sum(map(len, conflicts.values())),
                       "threshold": THRESHOLD, "written": str(Path(out).name)}))
 
