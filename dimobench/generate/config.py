@@ -89,6 +89,13 @@ class GenerateConfig(BaseModel):
                                        "verifier": normalize_spec(self.verifier, "--verifier")})
 
 
+def newer_rules(qa_rules: str, text_rules: str | None) -> bool:
+    """Whether a suite follows the validity rules or a catalog of text rules v3: what the stages' ``RULES_VERSION``
+    behaviour covers ({city} bound to the persona's city, the QA rules of session 22); the default rules on the
+    v1/v2 catalogs keep the bytes and fingerprints of earlier versions."""
+    return qa_rules != "v1" or text_rules == "v3"
+
+
 def max_personas() -> int:
     """The most personas one suite can have with the catalog in use (``$DIMOBENCH_CATALOG`` or the packaged one)."""
     from dimobench.catalog import load_catalog

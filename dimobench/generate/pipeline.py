@@ -20,7 +20,7 @@ from dimobench.backends import LLM, resolve_backend
 from dimobench.backends.jobs import STATE_DIR, read_state
 from dimobench.catalog import Catalog, load_catalog
 from dimobench.errors import InputError
-from dimobench.generate.config import GenerateConfig
+from dimobench.generate.config import GenerateConfig, newer_rules
 from dimobench.generate.stages import confounders, dialogue, drift, personas, qa
 from dimobench.rng import derive_rng
 from dimobench.suite.io import atomic_write_text
@@ -40,7 +40,7 @@ def stage_versions(cfg: GenerateConfig, catalog: Catalog) -> dict[str, str]:
     """Each stage's version for this config and catalog: ``RULES_VERSION`` where a stage has one and the suite
     follows the validity rules or a catalog of text rules v3 (what those versions changed), else ``VERSION``, so
     the suites of the default rules and the v1/v2 catalogs keep their fingerprints and manifests byte for byte."""
-    newer = cfg.qa_rules != "v1" or catalog.text_rules == "v3"
+    newer = newer_rules(cfg.qa_rules, catalog.text_rules)
     return {s.NAME: str(getattr(s, "RULES_VERSION", s.VERSION)) if newer else s.VERSION for s in STAGES}
 
 

@@ -27,6 +27,7 @@ from dimobench.catalog import (
     in_season,
     occasion_gender_clash,
 )
+from dimobench.generate.config import newer_rules
 from dimobench.suite.schema import Persona
 
 _OPENERS = ("Quick one:", "Okay, next thing:", "Random question:", "Hey again.", "One more thing:",
@@ -275,7 +276,7 @@ def city_slot(persona: Persona, qa_rules: str, catalog: Catalog) -> str | None:
     """What ``{city}`` is bound to: the persona's own city under the validity rules or with a catalog of text rules
     v3 (whose lints promise it); None (a city drawn per turn) for the v1/v2 catalogs' default suites, which keep
     their bytes."""
-    return home_city(persona) if qa_rules == "valid" or catalog.text_rules == "v3" else None
+    return home_city(persona) if newer_rules(qa_rules, catalog.text_rules) else None
 
 
 def friends_of(persona: Persona) -> list[str] | None:

@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
 
 from dimobench.catalog import Catalog, TraitEntry, suite_catalog
 from dimobench.suite.load import Suite
 from dimobench.suite.plan import LatentPlan
 from dimobench.suite.questions import EvidenceIndex
-from dimobench.suite.schema import QAItem, Turn
+from dimobench.suite.schema import QAItem
 
 _SPACE = re.compile(r"\s+")
 
@@ -164,15 +163,14 @@ def item_flags(q: QAItem, plan: LatentPlan, cues: dict[str, list[tuple[int, str]
     return out
 
 
-def _cues(turns: Sequence[Turn]) -> dict[str, list[tuple[int, str]]]:
-    """Cue turns per trait as ``(turn, state_id)``, in turn order."""
+def _cues(index: EvidenceIndex) -> dict[str, list[tuple[int, str]]]:
+    """Cue turns per trait as ``(turn, state_id)``, in turn order (from the persona's evidence index)."""
     out: dict[str, list[tuple[int, str]]] = defaultdict(list)
-    for t in sorted(turns, key=lambda t: t.turn):
-        a = t.annotation
-        if a is not None and a.kind == "cue" and a.trait_id and a.state_id:
-            out[a.trait_id].append((t.turn, a.state_id))
+    for (trait, state), turns in index.cues.items():
+        out[trait] += [(n, state) for n in turns]
+    for found in out.values():
+        found.sort()
     return out
-
 
 def suite_flags(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]] | None:
     """``qa_id -> flags`` for every flagged item of a generated suite; None when the suite has no plan."""
@@ -181,8 +179,8 @@ def suite_flags(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[
     ctx = FlagContext(catalog or suite_catalog(suite.manifest.config))
     plans = {s.persona_id: LatentPlan(p, s) for p in suite.personas for s in suite.schedules
              if s.persona_id == p.persona_id}
-    cues = {pid: _cues(suite.turns_of(pid)) for pid in plans}
     said = {pid: EvidenceIndex.build(suite.turns_of(pid)) for pid in plans}
+    cues = {pid: _cues(said[pid]) for pid in plans}
     out = {}
     for q in suite.qa:
         if q.persona_id in plans:
