@@ -180,7 +180,7 @@ def _reference_suites(cfg: GenerateConfig, folder: str | Path, n: int = REFERENC
     Leave-one-persona-out training over-reads: the generator balances golds across a suite, so what a suite's
     other personas teach is tilted against the held-out one, and a model fitted on that tilt scores above
     chance where no leak is (seeds 1461-1465: combined 0.347 pooled against 0.246 when trained on other
-    suites; README "Audit protocol"). Suites of other seeds are what an attacker really learns from, and the
+    suites; docs/measurements.md, "Session 17"). Suites of other seeds are what an attacker really learns from, and the
     relabelling null is right for an attack so trained. Offline only: an LLM-written suite is not audited this
     way (see the caller)."""
     import hashlib

@@ -190,7 +190,7 @@ class PreCoMemConfig(BaseModel):
     default in session 16 and not kept: stale answers fell on development suites 971/972 (0.473 / 0.500 ->
     0.365 / 0.403) and on fresh seeds 1201-1206 (pooled 0.395 -> 0.353), but accuracy on the XL suite 1206
     fell 0.677 -> 0.657: "not related to the winner" also catches facts of the *same* state worded
-    differently, and at 0.1 two or three such rounds deprecate them (README, "Session 16")."""
+    differently, and at 0.1 two or three such rounds deprecate them (dimobench's docs/measurements.md, "Session 16")."""
     rival_discount: float | None = None
     """Read-time factor on a hypothesis's confidence per rival cue it lost since its last support, for
     queries about the present only (None: off, the paper's retrieval and the paper preset's). An implicit

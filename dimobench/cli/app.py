@@ -43,10 +43,12 @@ def generate(
     verify: Annotated[bool, typer.Option("--verify/--no-verify", help="Run stage 6 (verification).")] = True,
     qa_rules: Annotated[Optional[str], typer.Option(
         help="v1 (default: the questions of earlier versions) or valid (grounded gold, no present-tense questions "
-             "on a trait in transition, temporal only after a first change; README 'Validity').")] = None,
+             "on a trait in transition, temporal only after a first change; README 'Suites that measure "
+             "memory').")] = None,
     catalog: Annotated[Optional[str], typer.Option(
         help="The catalog to draw from: catalog-v2 (shipped: four states per trait, options sharing no word with "
-             "their cues; README 'Validity'), catalog-v3 (30 traits over 21 topics, composed cues, typed slots; "
+             "their cues; docs/measurements.md 'Validity'), catalog-v3 (30 traits over 21 topics, composed cues, "
+             "typed slots; "
              "docs/catalog.md) or a directory; recorded in the manifest, so verify, audit and the oracle read "
              "the suite against it (default: $DIMOBENCH_CATALOG, else the packaged one).",
         envvar="DIMOBENCH_CATALOG")] = None,

@@ -28,9 +28,9 @@ offers its own ``answer(question, options)``. The answerer never looks at an opt
   that every option answers the question: an option that nothing supports rises when the newer items reject it
   most. v4 instead took the option the newest half supported as the current state, excluded it and picked the
   best of the rest by the older items, with an item's time its last source turn; one misread current state cost
-  the item, which left every memory system near chance on ``temporal`` questions (README, "Questions about the
-  past"). ``past_rule="exclude"`` (``--answerer offline-v4`` / ``gloss-v4``) keeps v4. Without any turn
-  numbers, or with one time for all, both take the second best option;
+  the item, which left every memory system near chance on ``temporal`` questions (docs/measurements.md,
+  "Questions about the past"). ``past_rule="exclude"`` (``--answerer offline-v4`` / ``gloss-v4``) keeps v4.
+  Without any turn numbers, or with one time for all, both take the second best option;
 * with nothing recalled, the options are scored by their similarity to the question alone, so the ``none``
   system measures how far questions and options leak their answer.
 """

@@ -4,8 +4,9 @@ the suite's catalog means it.
 Why it exists: catalog-v3's cues show a state through behaviour that shares no word with the options ("Tabata
 in the spare room again, legs like jelly" for "Short intense circuits at home"). MiniLM cannot make that step,
 so with the plain answerer (``offline``, v4) every memory system scores within a few points of ``none`` however
-well it recalls (README, "Issue 15's comparisons on catalog-v3"), while other people's habits and the user's
-distant past, written as the catalog's plain habit phrases, read easily: the confounders outvote the cues.
+well it recalls (docs/measurements.md, "Issue 15's comparisons on catalog-v3"), while other people's habits
+and the user's distant past, written as the catalog's plain habit phrases, read easily:
+the confounders outvote the cues.
 A person reading the dialogue makes the step at once (two blind readers: 40 of 40 items with the dialogue).
 
 This answerer stands in for such a reader. Before the v4 formula runs, each piece of one of the catalog's cue

@@ -53,7 +53,7 @@ class GenerateConfig(BaseModel):
     """``valid``: the validity rules of :mod:`dimobench.suite.questions` (grounded gold, no present-tense question
     on a trait in transition, temporal questions only after a first change, conflict texts never offered, the
     persona's own city). ``v1`` (default) keeps the suites of earlier versions byte for byte: with the shipped
-    catalog the rules alone cost PreCoMem its lead over ``full`` (README, "Validity")."""
+    catalog the rules alone cost PreCoMem its lead over ``full`` (docs/measurements.md, "Validity")."""
 
     @property
     def qa_per_persona(self) -> int:

@@ -22,7 +22,7 @@ ABLATIONS: dict[str, dict[str, Any]] = {
 }
 """Variant name -> PreCoMemConfig overrides (``a1``: prune facts below 0.05, per paper; ``aging``: occasions
 age for questions about the present and only a clearly related turn supports a belief, our departure for suites
-whose drift is told through occasions (README, "Implicit drift: ``precomem:aging``"); ``paper``: the
+whose drift is told through occasions (docs/measurements.md, "Implicit drift: ``precomem:aging``"); ``paper``: the
 configuration that follows the paper and passes ``../shared/conformance``, :meth:`PreCoMemConfig.paper`)."""
 
 
