@@ -172,6 +172,7 @@ def _cues(index: EvidenceIndex) -> dict[str, list[tuple[int, str]]]:
         found.sort()
     return out
 
+
 def suite_flags(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]] | None:
     """``qa_id -> flags`` for every flagged item of a generated suite; None when the suite has no plan."""
     if not suite.schedules:

@@ -64,35 +64,47 @@ class EvidenceIndex:
 
     cues: dict[tuple[str, str], list[int]]
     confounders: dict[str, list[tuple[int, str | None]]]
-    said: dict[str, list[tuple[int, str | None]]] = field(default_factory=dict)
-    """Content stem -> the user turns holding it, as (turn, the trait its annotation names or None), in order."""
+    turns: list[tuple[int, str, str | None]] = field(default_factory=list, repr=False, compare=False)
+    """Every user turn as (turn, text, the trait its annotation names or None), in order."""
+    _said: dict[str, list[tuple[int, str | None]]] | None = field(default=None, init=False, repr=False, compare=False)
     _first: dict[tuple[str, str], int | None] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def build(cls, turns: list[Turn]) -> EvidenceIndex:
-        """Index one persona's turns (cues by trait and state, confounders by trait, every turn by its stems)."""
+        """Index one persona's turns (cues by trait and state, confounders by trait; stems when first asked)."""
         cues: dict[tuple[str, str], list[int]] = {}
         conf: dict[str, list[tuple[int, str | None]]] = {}
-        said: dict[str, list[tuple[int, str | None]]] = {}
         for t in turns:
             a = t.annotation
-            for word in stemmed_words(t.user):
-                said.setdefault(word, []).append((t.turn, a.trait_id if a else None))
             if a is None or a.trait_id is None:
                 continue
             if a.kind == "cue" and a.state_id:
                 cues.setdefault((a.trait_id, a.state_id), []).append(t.turn)
             elif a.kind in ("entity", "decoy", "chatter"):
                 conf.setdefault(a.trait_id, []).append((t.turn, a.state_id))
-        return cls(cues, conf, said)
+        return cls(cues, conf, [(t.turn, t.user, t.annotation.trait_id if t.annotation else None) for t in turns])
+
+    @property
+    def said(self) -> dict[str, list[tuple[int, str | None]]]:
+        """Content stem -> the user turns holding it, as (turn, the trait its annotation names or None), in order;
+        built on first use (only the validity rules and the audit's flags ask: stemming every turn was a fifth of
+        a default XL generation)."""
+        if self._said is None:
+            said: dict[str, list[tuple[int, str | None]]] = {}
+            for n, text, about in self.turns:
+                for word in stemmed_words(text):
+                    said.setdefault(word, []).append((n, about))
+            self._said = said
+        return self._said
 
     def first_said(self, text: str, trait: str) -> int | None:
         """The first user turn not about ``trait`` sharing :data:`SAID_SHARED` content stems with ``text``."""
         key = (text, trait)
         if key not in self._first:
             shared: dict[int, int] = {}
+            said = self.said
             for word in stemmed_words(text):
-                for n, about in self.said.get(word, ()):
+                for n, about in said.get(word, ()):
                     if about != trait:
                         shared[n] = shared.get(n, 0) + 1
             self._first[key] = min((n for n, c in shared.items() if c >= SAID_SHARED), default=None)
