@@ -97,6 +97,15 @@ class Act(BaseModel):
 
     context: list[str] = Field(min_length=2)
     asks: list[Exchange] = Field(min_length=2)
+    once: bool = False
+    """Every context tells the same occasion, one that a person does not live twice in a few months (buying the
+    watch a persona keeps, commissioning a table): once one is told, the persona tells none of them again. Without
+    it only contexts with an occasion's slots or a first (:data:`ONE_OFF`) count as one occasion, and a purchase
+    told without a price or a day came back (blind read of seed 2401: the same chronograph bought three times)."""
+
+    def occasion(self, context: str) -> bool:
+        """Whether ``context`` tells an occasion, told once per persona (v3 catalogs)."""
+        return self.once or bool(ONE_OFF.search(context))
 
     def forms(self) -> list[str]:
         """Every user text this act can produce (slots unfilled, no lead)."""
@@ -283,7 +292,7 @@ _V3_DEFAULTS: dict[str, object] = {
     "acts": [], "parts": {}, "fixed_parts": [], "requires": [], "min_age": 0, "leads": [], "trial_leads": [],
     "filler_acts": [], "text_rules": "v1", "genders": {}, "currencies": {}, "occupation_tags": {}, "price_scale": {},
     "home_cities": [], "excludes_relations": [], "friend_circle": [], "relation_max_age": {}, "price_bands": {},
-    "excludes": [], "background": False,
+    "excludes": [], "background": False, "once": False,
 }
 
 

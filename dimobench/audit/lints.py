@@ -31,8 +31,9 @@
   excludes (``StateEntry.excludes``: cheese from a vegan, a pint from a teetotaller), the cue's own trait and a
   trait in mid-drift aside (``LatentPlan.barred``);
 - ``occasion_retold``: one occasion (an act context with a day, time, month, price, count or friend of its own,
-  or one that claims a first: ``dimobench.catalog.ONE_OFF``) told in a second turn of the same persona ("my
-  great-uncle's wake is on Monday", later "... on Tuesday"; "Got my first one-star review" twice);
+  or one that claims a first: ``dimobench.catalog.ONE_OFF``; any context of a ``once`` act) told in a second turn
+  of the same persona ("my great-uncle's wake is on Monday", later "... on Tuesday"; "Got my first one-star
+  review" twice; the same watch bought three times);
 - ``part_clash``: a persona's cues of one trait name two values of a fixed part (``StateEntry.fixed_parts``):
   "our son" and, later, "our daughter" for the one toddler.
 
@@ -45,7 +46,6 @@ from __future__ import annotations
 import re
 
 from dimobench.catalog import (
-    ONE_OFF,
     Catalog,
     at_hour,
     in_season,
@@ -181,7 +181,7 @@ def _retold(turns: list[Turn], catalog: Catalog) -> list[str]:
     if catalog.text_rules != "v3":
         return []
     acts = [a for tp in catalog.topics for tr in tp.traits for st in tr.states for a in st.acts] + catalog.filler_acts
-    patterns = [(n, *template_pattern(c)) for n, a in enumerate(acts) for c in a.context if ONE_OFF.search(c)]
+    patterns = [(n, *template_pattern(c)) for n, a in enumerate(acts) for c in a.context if a.occasion(c)]
     told: dict[str, set[int]] = {}
     found = []
     for t in turns:

@@ -18,7 +18,6 @@ from datetime import datetime, timedelta
 
 from dimobench.catalog import (
     MONTHS,
-    ONE_OFF,
     WEEKDAYS,
     Act,
     Catalog,
@@ -68,8 +67,9 @@ class Renderer:
         whose reply does, is drawn again."""
         self._told: set[str] = set()
         """Act contexts this persona has told. One with an occasion's own day, time, price, count or friend, or one
-        that claims a first (:data:`ONE_OFF`), is not told again while any other turn can be written ("pledged
-        £1,200" then "pledged £600"); any other is told again only after six draws found no untold one."""
+        that claims a first (:data:`ONE_OFF`), or any of a ``once`` act (:meth:`Act.occasion`), is not told again
+        while any other turn can be written ("pledged £1,200" then "pledged £600"); any other is told again only
+        after six draws found no untold one."""
         self._said: set[str] = set()
         """Composed turns this persona has said, without their lead."""
         self._asked: set[str] = set()
@@ -191,7 +191,7 @@ class Renderer:
             # be written when the untold ones are out of season or barred now (an occasion is then told again
             # only as the spare below, when nothing else is allowed)
             untold = [c for c in act.context if c not in self._told]
-            retellable = [c for c in act.context if not (c in self._told and ONE_OFF.search(c))]
+            retellable = [c for c in act.context if not (c in self._told and act.occasion(c))]
             fresh = attempt < 6
             pool = untold if untold and fresh else retellable if retellable and attempt < 9 else act.context
             context = self.rng.choice(pool)
@@ -207,7 +207,7 @@ class Renderer:
             body = f"{_fill(context, values)} {_fill(ask.user, values)}"
             user = f"{lead} {body}" if lead else body
             reply = _fill(ask.assistant, values)
-            event = self.catalog.text_rules == "v3" and bool(ONE_OFF.search(context))
+            event = self.catalog.text_rules == "v3" and act.occasion(context)
             retold = event and context in self._told
             # new means new without its lead: the same sentence after "Let me run something by you." is said again
             if not retold and not (fresh and context in self._told) and body not in self._said \
@@ -235,8 +235,8 @@ class Renderer:
         """Record ``context`` as told; an occasion's other contexts in the same act tell the same occasion in other
         words (the jury summons, the savings plan), so they count as told with it."""
         self._told.add(context)
-        if ONE_OFF.search(context):
-            self._told.update(c for c in act.context if ONE_OFF.search(c))
+        if act.occasion(context):
+            self._told.update(c for c in act.context if act.occasion(c))
 
     def _reopen(self, user: str) -> str:
         """A user text already said, made new with one of the catalog's leads (they end a sentence and carry no

@@ -374,7 +374,10 @@ def _with_v3_texts(cat: Catalog) -> Catalog:
                         "Relatives are coming round."],
                asks=[Exchange(user="What do I say?", assistant="Keep it short."),
                      Exchange(user="What do I wear?", assistant="Something dark.")])
-    return cat.model_copy(update={"topics": topics, "text_rules": "v3", "filler_acts": [wake]})
+    watch = Act(context=["I finally went for the gold watch.", "My new gold watch came in a box."],
+                asks=[Exchange(user="Is a winder worth it?", assistant="Not really."),
+                      Exchange(user="How often should it be serviced?", assistant="Every few years.")], once=True)
+    return cat.model_copy(update={"topics": topics, "text_rules": "v3", "filler_acts": [wake, watch]})
 
 
 @pytest.mark.parametrize(("kind", "first", "again", "clean"), [
@@ -384,6 +387,9 @@ def _with_v3_texts(cat: Catalog) -> Catalog:
     # the same occasion in the act's other words (seed 1471: one jury summons, told twice)
     ("occasion_retold", "My great-uncle's wake is on Monday. What do I say?",
      "The wake for my great-uncle is this Friday. What do I wear?", "Relatives are coming round. What do I say?"),
+    # a once act's contexts tell one occasion though none has a slot (seed 2401: one chronograph bought thrice)
+    ("occasion_retold", "I finally went for the gold watch. Is a winder worth it?",
+     "My new gold watch came in a box. How often should it be serviced?", "Relatives are coming round. What do I say?"),
     ("part_clash", "Bedtime with our son is a battle. Tips?", "Bedtime with our daughter is a battle. Ideas?",
      "Bedtime with our son is still a battle. Ideas?"),
 ])

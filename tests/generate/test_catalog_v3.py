@@ -311,6 +311,25 @@ def test_a_fixed_part_keeps_its_first_value_and_a_weekday_or_friend_occasion_is_
     assert sum("wake" in u for u in told) == 1 and sum("masks" in u for u in told) == 1, told
 
 
+def test_the_contexts_of_a_once_act_tell_one_occasion_told_once_per_persona():
+    # The blind read of seed 2401: one persona bought its one Swiss chronograph three times ("I paid ... for a
+    # Swiss chronograph", "My new Swiss chronograph came in a wooden box", "I finally went for the Swiss
+    # chronograph"): only the first had an occasion's slot, so the other two were told as if new.
+    asks = [Exchange(user=f"Question {i}?", assistant="Answer.") for i in range(6)]
+    watch = ["I finally went for the {watch} I'd wanted.", "My new {watch} came in a wooden box.",
+             "The {watch} arrived with its papers."]
+    habits = ["My knee hurts.", "My knee aches.", "My back hurts.", "My back aches."]
+    parts = {"watch": ["gold dress watch", "steel diver's watch"]}
+    said = {}
+    for once in (False, True):
+        acts = [Act(context=watch, asks=asks, once=once), Act(context=habits, asks=asks)]
+        r = Renderer(CAT, random.Random(11), "Ana", {"Ana"}, home_city="Leeds")
+        said[once] = [r.render_act("k", acts, parts, fixed=["watch"])[0] for _ in range(14)]
+    assert sum("watch" in u for u in said[False]) >= 3, said[False]
+    assert sum("watch" in u for u in said[True]) == 1, said[True]
+    assert sum("hurts" in u or "aches" in u for u in said[True]) == 13
+
+
 def test_months_before_and_after_the_turn_are_typed_slots():
     # seed 1441: "all the Christie books before {month}" written on 24 March read "before March"
     asks = [Exchange(user="Which first?", assistant="Start early."), Exchange(user="Any tips?", assistant="Yes.")]
