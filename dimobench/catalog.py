@@ -104,7 +104,8 @@ class Act(BaseModel):
     told without a price or a day came back (blind read of seed 2401: the same chronograph bought three times)."""
 
     def occasion(self, context: str) -> bool:
-        """Whether ``context`` tells an occasion, told once per persona (v3 catalogs)."""
+        """Whether ``context`` tells an occasion: a persona tells it once (the renderer and the ``occasion_retold``
+        lint apply this to catalogs with ``text_rules`` v3 only)."""
         return self.once or bool(ONE_OFF.search(context))
 
     def forms(self) -> list[str]:

@@ -109,6 +109,31 @@ def test_a_state_that_excludes_a_word_its_own_texts_say_is_a_catalog_error():
     assert sum(len(s.excludes) for t in cat.topics for r in t.traits for s in r.states) >= 400
 
 
+def test_once_acts_that_leave_a_state_too_few_retellable_contexts_are_a_catalog_error():
+    # session 24's review: quality_spender with its purchases marked "once" kept five contexts that could be told
+    # again, and an XL persona told "My Goodyear-welted boots came from Northampton" 14 times
+    from dimobench.catalog_rules import MIN_RETELLABLE
+
+    cat = load_catalog(str(find_catalog("catalog-v3")))
+    tp = cat.topics[0]
+    tr = tp.traits[0]
+    st = tr.states[0]
+    once = st.model_copy(update={"acts": [a.model_copy(update={"once": True}) for a in st.acts]})
+    topic = tp.model_copy(update={"traits": [tr.model_copy(update={"states": [once, *tr.states[1:]]}),
+                                             *tp.traits[1:]]})
+    assert any("'once' acts leave 0 contexts" in p and st.state_id in p for p in check_topic(topic))
+    for t in cat.topics:
+        for r in t.traits:
+            for s in r.states:
+                if any(a.once for a in s.acts):
+                    assert sum(not a.occasion(c) for a in s.acts for c in a.context) >= MIN_RETELLABLE, s.state_id
+    # the field exists only where it is set: the v1 and v2 catalogs' canonical bytes (their suites' stage
+    # fingerprints) do not mention it
+    assert sum(a.once for t in cat.topics for r in t.traits for s in r.states for a in s.acts) >= 60
+    assert '"once"' not in load_catalog().canonical_json()
+    assert '"once":true' in cat.canonical_json() and '"once":false' not in cat.canonical_json()
+
+
 OWN_TRANSIT = re.compile(
     r"\b(?:take|took|catch|caught|get|got) the (?:train|bus) (?:in|into|to work|home)\b|\bon the bus\b|"
     r"\bbus (?:ride|home|fare)s?\b|\bbus was late\b|\bfrom the station\b|\bsignal failure\b|"
