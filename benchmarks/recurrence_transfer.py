@@ -5,8 +5,11 @@ learned on the training suites) among the options of the persona's other questio
 stronger attacker learns the direction *per trait*: if a trait's gold state tends to have the more (or less)
 repetitive wording, that survives from seed to seed and scores above chance on suites never seen. This learns
 each trait's direction on the ``--train`` suites and scores the ``--test`` suites with it, beside the two
-single directions. Session 24: learned on 2411-2416, 0.212 pooled on 2441-2446, and 0.211 the other way round
-(below chance: the per-trait directions do not carry), so the attack's per-suite highs are noise.
+single directions. Session 24: learned on 2411-2416, 0.212 pooled on 2441-2446, and 0.211 the other way round:
+below chance, so what a trait's direction is on one seed set does not carry to the next, and an attacker
+cannot learn it. The single direction's sign also flips between the two sets; the questions of one persona and
+trait share their states, so each set holds only ~180 independent units and both departures from 0.25 are
+within about 1.5 of their standard errors.
 
 Prints JSON. Run: ``.venv/bin/python benchmarks/recurrence_transfer.py --train S1 S2 ... --test T1 T2 ...``
 (suite folders; seconds).
