@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections import Counter, defaultdict
+from collections import defaultdict
 from pathlib import Path
 
-from dimobench.audit.attacks import stemmed_words
+from dimobench.audit.attacks import recurrence_values
 
 Row = tuple[str, list[float], int]
 """(trait id, each option's recurrence, the gold's index)."""
@@ -37,11 +37,7 @@ def rows(suite: Path) -> list[Row]:
             groups[(q["persona_id"], q["trait_id"])].append(q)
     out = []
     for group in groups.values():
-        words = [[stemmed_words(o) for o in q["options"]] for q in group]
-        everywhere = Counter(w for item in words for option in item for w in option)
-        for q, item in zip(group, words, strict=True):
-            own = Counter(w for option in item for w in option)
-            values = [float(sum(everywhere[w] - own[w] for w in o)) for o in item]
+        for q, values in zip(group, recurrence_values([q["options"] for q in group]), strict=True):
             out.append((q["trait_id"], values, q["answer_index"]))
     return out
 

@@ -218,6 +218,19 @@ class MeaningAttack(DirectedAttack):
             self.describe = self.describe.split(" [")[0] + f" [{self.meaning.backend}]"
 
 
+def recurrence_values(group: Sequence[Sequence[str]]) -> list[list[float]]:
+    """Per question of one persona-and-trait group (its option texts), each option's recurrence: how often its
+    stemmed words stand in the options of the group's other questions."""
+    words = [[stemmed_words(o) for o in options] for options in group]
+    # in how many of the group's options each word stands, and in how many of one item's own
+    everywhere = Counter(w for item in words for option in item for w in option)
+    out = []
+    for item in words:
+        own = Counter(w for option in item for w in option)
+        out.append([float(sum(everywhere[w] - own[w] for w in option)) for option in item])
+    return out
+
+
 class Recurrence:
     """How much an option's words recur among the options of the same persona's other questions on the same
     trait: an attacker who sees all of a persona's questions may read the answer off what keeps being offered
@@ -236,12 +249,8 @@ class Recurrence:
             else:
                 groups[(it.suite, it.persona_id, it.qa.trait_id)].append(it)
         for group in groups.values():
-            words = [[stemmed_words(o) for o in it.options] for it in group]
-            # in how many of the group's options each word stands, and in how many of one item's own
-            everywhere = Counter(w for item in words for option in item for w in option)
-            for it, item in zip(group, words, strict=True):
-                own = Counter(w for option in item for w in option)
-                self.values[id(it)] = [float(sum(everywhere[w] - own[w] for w in option)) for option in item]
+            for it, values in zip(group, recurrence_values([it.options for it in group]), strict=True):
+                self.values[id(it)] = values
 
     def value(self, it: Item, i: int) -> float:
         """Option ``i``'s recurrence (``prepare`` first)."""
