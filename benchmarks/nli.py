@@ -51,7 +51,7 @@ from precomem.nli import (  # noqa: E402
 
 PAIRS = [Path(__file__).resolve().parent / "data" / name
          for name in ("nli_dialogue_pairs.jsonl", "nli_dialogue_pairs_b.jsonl", "nli_dialogue_pairs_c.jsonl",
-                      "nli_dialogue_pairs_d.jsonl")]
+                      "nli_dialogue_pairs_d.jsonl", "nli_dialogue_pairs_e.jsonl")]
 
 
 _LABEL_OF = {"support": 0, "unrelated": 1, "reversal": 2}

@@ -141,7 +141,8 @@ def main() -> None:
     ap.add_argument("--held-out", type=Path, nargs="+",
                     default=[here.parent / "benchmarks" / "data" / n
                              for n in ("nli_dialogue_pairs.jsonl", "nli_dialogue_pairs_b.jsonl",
-                                       "nli_dialogue_pairs_c.jsonl", "nli_dialogue_pairs_d.jsonl")])
+                                       "nli_dialogue_pairs_c.jsonl", "nli_dialogue_pairs_d.jsonl",
+                                       "nli_dialogue_pairs_e.jsonl")])
     ap.add_argument("--dialogue-epochs", type=int, default=3)
     ap.add_argument("--dialogue-lr", type=float, default=2e-5)
     ap.add_argument("--replay", type=int, default=3, help="SNLI pairs replayed per dialogue pair")
