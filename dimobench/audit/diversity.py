@@ -10,6 +10,10 @@
   option texts (a word match then points at the answer; the catalog's words check keeps it near zero);
 - ``template_lookup``: the share of cue turns whose trait and state a lookup of the catalog's templates
   recovers, whole turns and single pieces (:mod:`dimobench.audit.lookup`);
+- ``sentence_retold``: the share of user-turn sentences (four words or more, the catalog's leads left out) that
+  their persona has already said twice before, and ``sentence_most_told``, the most times one persona says one
+  sentence: what a reader notices long before any template count does (the same question seven times in 25
+  turns);
 (the text lints are :mod:`dimobench.audit.lints`).
 """
 
@@ -61,7 +65,29 @@ def diversity(suite: Suite, against: Sequence[tuple[str, Suite]] = (), catalog: 
     return {"user_turns": len(texts), "distinct_user_turns": round(sum(1 for c in counts.values() if c == 1) / n, 4),
             "distinct_templates": round(len(templates) / n, 4), "overlap_with": overlap,
             "distinct_option_texts": len({o for q in suite.qa for o in q.options}),
-            "cue_word_share": cue_word_share(suite, catalog), "template_lookup": template_lookup(suite, catalog)}
+            "cue_word_share": cue_word_share(suite, catalog), "template_lookup": template_lookup(suite, catalog),
+            **sentence_repeats(suite, frozenset(norm(x) for x in (*catalog.leads, *catalog.trial_leads)))}
+
+
+_SENTENCE = re.compile(r"[^.!?]+[.!?]?")
+
+
+def sentence_repeats(suite: Suite, leads: frozenset[str] = frozenset()) -> dict[str, float | int]:
+    """``sentence_retold`` and ``sentence_most_told`` of the module docstring (a persona is a ``persona_id``;
+    ``leads``, normalised, are not counted)."""
+    told: Counter[tuple[str, str]] = Counter()
+    total = retold = 0
+    for turn in suite.dialogues:
+        for sentence in _SENTENCE.findall(norm(turn.user)):
+            sentence = sentence.strip()
+            if len(sentence.split()) < 4 or sentence in leads:
+                continue
+            key = (turn.persona_id, sentence)
+            retold += told[key] >= 2
+            told[key] += 1
+            total += 1
+    return {"sentence_retold": round(retold / total, 4) if total else 0.0,
+            "sentence_most_told": max(told.values(), default=0)}
 
 
 def cue_word_share(suite: Suite, catalog: Catalog) -> float | None:

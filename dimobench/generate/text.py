@@ -70,12 +70,18 @@ class Renderer:
         that claims a first (:data:`ONE_OFF`), or any of a ``once`` act (:meth:`Act.occasion`), is not told again
         while any other turn can be written ("pledged £1,200" then "pledged £600"); any other is told again only
         after six draws found no untold one."""
-        self._said: set[str] = set()
-        """Composed turns this persona has said, without their lead."""
-        self._asked: set[str] = set()
-        """Act asks this persona has asked: an ask not yet asked is taken first, so one reply does not come back
-        word for word while another ask of the act is left (blind read of seed 1911: the same Komoot reply three
-        times in one dialogue)."""
+        self._said: dict[str, int] = {}
+        """Composed turns this persona has said, without their lead -> when last said (:attr:`_used`)."""
+        self._pairs: set[tuple[str, str]] = set()
+        """(context, ask) templates this persona has said together."""
+        self._composed = 0
+        """Composed turns written so far (the clock of :attr:`_said` and :attr:`_used`)."""
+        self._used: dict[str, int] = {}
+        """Act contexts and asks this persona has used -> the composed turn that last used them (0, 1, ...). A
+        context or ask is drawn from the least recently used of its act (:meth:`_stalest`): an ask not yet asked
+        is taken first, so one reply does not come back word for word while another ask of the act is left
+        (blind read of seed 1911: the same Komoot reply three times in one dialogue), and once all were used,
+        repeats are spread evenly instead of one ask coming back ten times in an XL dialogue (session 26)."""
         self._kept: dict[tuple[str, ...], str] = {}
         """Fixed parts (``StateEntry.fixed_parts``) as first drawn for this persona: (part name, its values) ->
         value."""
@@ -179,7 +185,8 @@ class Renderer:
         for name, k in kept.items():
             if k not in self._kept:
                 self._kept[k] = self.rng.choice((parts or {})[name])
-        spare: tuple[str, str, Act, str, bool, str] | None = None  # (user, reply, act, context, retold?, ask)
+        # ((retold?, when its body was last said), body, reply, act, context, ask)
+        spare: tuple[tuple[bool, int], str, str, Act, str, str] | None = None
         for attempt in range(24):
             act = acts[self._draw_index(key, len(acts))]
             for _ in range(len(acts) if attempt < 6 else 0):  # first, an act with something left to tell
@@ -194,9 +201,11 @@ class Renderer:
             retellable = [c for c in act.context if not (c in self._told and act.occasion(c))]
             fresh = attempt < 6
             pool = untold if untold and fresh else retellable if retellable and attempt < 9 else act.context
-            context = self.rng.choice(pool)
-            unasked = [a for a in act.asks if a.user not in self._asked]
-            ask = self.rng.choice(unasked if unasked and fresh else act.asks)
+            # the least recently used context, then an ask it was not yet said with (the first draws; a random
+            # one after that, should the stalest be out of season or barred now)
+            context = pool[self._stalest(pool)] if attempt < 12 else self.rng.choice(pool)
+            asks = [a for a in act.asks if (context, a.user) not in self._pairs] or act.asks
+            ask = asks[self._stalest([a.user for a in asks])] if attempt < 12 else self.rng.choice(act.asks)
             if leads:
                 lead = self.rng.choice(leads)
             else:
@@ -212,24 +221,34 @@ class Renderer:
             # new means new without its lead: the same sentence after "Let me run something by you." is said again
             if not retold and not (fresh and context in self._told) and body not in self._said \
                     and self._fits(user, reply):
-                self._tell(act, context)
-                self._said.add(body)
-                self._asked.add(ask.user)
                 break
-            if self._allowed(user, reply) and (spare is None or (spare[4] and not retold)):
-                # the first allowed draw, replaced once by one that tells no occasion again
-                spare = (user, reply, act, context, retold, ask.user)
+            rank = (retold, self._said.get(body, -1))
+            if self._allowed(user, reply) and (spare is None or rank < spare[0]):
+                # the allowed draw that tells no occasion again and was said longest ago (never: best)
+                spare = (rank, body, reply, act, context, ask.user)
         else:
             # every draw was said before or not allowed now: reopen the spare (an occasion told again only if
-            # nothing else was allowed; v3 catalogs only compose acts, so the older suites' bytes do not depend
-            # on this)
+            # nothing else was allowed) with a lead of its own, never on top of the lead it had (v3 catalogs only
+            # compose acts, so the older suites' bytes do not depend on this)
             if spare is not None:
-                user, reply, act, context, _, asked = spare
-                self._tell(act, context)
-                self._asked.add(asked)
-            user = self._reopen(user)
+                _, body, reply, act, context, asked = spare
+                ask = next(a for a in act.asks if a.user == asked)
+            for _ in range(4):  # a lead it was not said with
+                user = self._reopen(body)
+                if user not in self.used_user:
+                    break
+        self._tell(act, context)
+        self._pairs.add((context, ask.user))
+        self._said[body] = self._used[context] = self._used[ask.user] = self._composed
+        self._composed += 1
         self.used_user.add(user)
         return user, reply
+
+    def _stalest(self, texts: list[str]) -> int:
+        """The index of one of ``texts`` drawn from the older half by last use (never used counts oldest)."""
+        age = sorted(self._used.get(t, -1) for t in texts)
+        cut = age[(len(age) - 1) // 2]
+        return self.rng.choice([i for i, t in enumerate(texts) if self._used.get(t, -1) <= cut])
 
     def _tell(self, act: Act, context: str) -> None:
         """Record ``context`` as told; an occasion's other contexts in the same act tell the same occasion in other

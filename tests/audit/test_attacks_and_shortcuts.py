@@ -274,3 +274,22 @@ def test_a_failed_card_within_chance_for_its_size_says_so():
     assert "within chance" in noise_note(0.348, 0.38, attack_failed)  # seed 1407's state prior: a wide null
     assert noise_note(0.41, 0.38, attack_failed) == ""  # above what chance gives: a leak, said plainly by the FAIL
     assert noise_note(0.28, 0.38, lint_failed) == ""  # failed on a lint: nothing to say about chance
+
+
+def test_a_sentence_a_persona_says_a_third_time_counts_as_retold_and_leads_do_not():
+    # Session 26: one XL persona asked "Are there apps that post cards for me?" eleven times, which no template
+    # count shows; a lead ("Let me run something by you.") is meant to recur and is left out.
+    from dimobench.audit.diversity import sentence_repeats
+
+    lead = "Let me run something by you."
+    texts = [f"{lead} Are there apps that post cards for me?"] * 3 + [
+        f"{lead} My aunt's chat is full of reminders.", f"{lead} I sorted the spice rack again."]
+    turns = [_turn(n, t) for n, t in enumerate(texts, start=1)]
+    turns.append(Turn(persona_id="p02", turn=1, session=1, timestamp="2026-01-01T10:00:00",
+                      user="Are there apps that post cards for me?", assistant="Ok."))
+    suite = Suite(Path("."), Manifest.model_construct(), [], [], turns, [])
+    got = sentence_repeats(suite, frozenset({lead.lower()}))
+    # 6 counted sentences (the leads left out); only p01's third "Are there apps ..." is retold
+    assert got == {"sentence_retold": round(1 / 6, 4), "sentence_most_told": 3}
+    # with the lead counted, its third, fourth and fifth telling are retold too
+    assert sentence_repeats(suite) == {"sentence_retold": round(4 / 11, 4), "sentence_most_told": 5}

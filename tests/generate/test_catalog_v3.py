@@ -242,6 +242,27 @@ def test_an_act_asks_its_other_question_before_repeating_one():
         assert sorted(replies[:4]) == [f"Answer {i}." for i in range(4)], replies
 
 
+def test_once_an_act_is_spent_its_turns_come_back_in_turn_and_behind_one_lead():
+    # Session 26: an XL persona holding a state for 60 cue turns asked "Are there apps that post cards for me?"
+    # 11 times, and a turn said again got a second lead in front of its first ("Small thing. Another one for
+    # you: ..."). Spent, an act's turns come back least recently said first, each behind exactly one lead.
+    asks = [Exchange(user="Any tips?", assistant="Yes."), Exchange(user="Thoughts?", assistant="Sure.")]
+    act = Act(context=["Sorted the spice rack again.", "Relabelled every jar in the cupboard.",
+                       "Cleared the fridge door of old sauces."], asks=asks)
+    for seed in range(3):
+        r = Renderer(CAT, random.Random(seed), "Ana", {"Ana"}, home_city="Leeds")
+        said = []
+        for _ in range(30):
+            r.at("2024-03-10T10:00:00")
+            said.append(r.render_act("k", [act])[0])
+        leads = [next((lead for lead in CAT.leads if u.startswith(lead + " ")), "") for u in said]
+        bodies = [u[len(lead) + 1:] if lead else u for u, lead in zip(said, leads, strict=True)]
+        assert sorted(Counter(bodies).values()) == [5] * 6, Counter(bodies)
+        assert all(bodies[i] != bodies[i - 1] for i in range(1, 30)), bodies
+        assert not any(body.startswith(lead + " ") for body in bodies for lead in CAT.leads), said
+        assert len(set(said)) == 30, said
+
+
 def test_the_same_seed_gives_the_same_bytes(tmp_path, suites):
     again = _make(tmp_path / "again", 901)
     first = Path(suites[0].path)
