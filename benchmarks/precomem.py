@@ -6,7 +6,10 @@
 1. ``stream``: observe and recall latency (P50/P95, ms) over a stream of varied synthetic turns with the
    default encoders and verifier (``encoders`` says which ran), and memory every 100 turns (raw items vs
    effective memory, N_active, deprecated facts, and the deprecated share of top-10 slots over the recalls
-   so far). Measure it alone: ``load_1min_at_end`` is the machine's load when it finished.
+   so far; ``deprecated_share_topk_by_query`` splits it by whether the query asks about the past, and
+   ``stale_live_share_topk_present`` counts, in present-time recalls after a drop was said, the slots taken by
+   a belief that is *not* deprecated and rests only on turns telling a habit since dropped: the contamination a
+   deprecated share cannot see). Measure it alone: ``load_1min_at_end`` is the machine's load when it finished.
 2. ``scaling``: recall latency at 1k/10k/100k stored beliefs, excluding query encoding (the store is filled
    with random unit embeddings and random text: ranking cost does not depend on what the vectors mean).
 
@@ -107,7 +110,13 @@ QUERIES = [
 
 
 def stream(n: int, seed: int = 0, mixed_schedules: bool = False) -> list[str]:
-    """Varied turns: habits (some dropped halfway), requests, filler, other people, the past, events.
+    """The turns of :func:`annotated_stream`, text only."""
+    return [text for text, _, _ in annotated_stream(n, seed, mixed_schedules)]
+
+
+def annotated_stream(n: int, seed: int = 0, mixed_schedules: bool = False) -> list[tuple[str, str, int]]:
+    """Varied turns as (text, kind, habit index): habits (some dropped halfway: kind ``dropped`` from then on),
+    requests, filler, other people, the past, events.
 
     Each habit keeps one schedule, in the present and in the past ("I run along the canal every morning" is never
     retold as "... on Sundays"), as a person's habit does. ``mixed_schedules`` gives every mention a random
@@ -128,10 +137,21 @@ def stream(n: int, seed: int = 0, mixed_schedules: bool = False) -> list[str]:
             w = WHEN[int(schedule[idx])]
         if kind == "habit":
             pool = DROPPED if idx in dropped and t > n // 2 else FRAMES
+            kind = "dropped" if pool is DROPPED else "habit"
         else:
             pool = {"request": REQUESTS, "filler": FILLER, "other": OTHERS, "past": PAST, "event": EVENTS}[kind]
-        out.append(pool[int(rng.integers(len(pool)))].format(h=h, w=w))
+        out.append((pool[int(rng.integers(len(pool)))].format(h=h, w=w), str(kind), idx))
     return out
+
+
+def _stale(turns: list[tuple[str, str, int]], t: int) -> set[int]:
+    """Turns that told a habit in the present which the user has said, before turn ``t``, they dropped since."""
+    dropped_at: dict[int, int] = {}
+    for turn, (_, kind, idx) in enumerate(turns[: t - 1], start=1):
+        if kind == "dropped":
+            dropped_at.setdefault(idx, turn)
+    return {turn for turn, (_, kind, idx) in enumerate(turns[: t - 1], start=1)
+            if kind == "habit" and idx in dropped_at and turn < dropped_at[idx]}
 
 
 def _pct(xs: list[float]) -> dict[str, float]:
@@ -155,7 +175,13 @@ def run_stream(turns: int, encoder: str, paper: bool = False, mixed_schedules: b
     obs, rec, curve = [], [], []
     window: list[float] = []
     shares: dict[str, list[float]] = {"present": [], "past": []}
-    for t, text in enumerate(stream(turns, mixed_schedules=mixed_schedules), start=1):
+    # present-time recalls after a drop was said: top-10 slots taken by a live (not deprecated) belief resting
+    # only on turns that told a habit the user has since said they dropped, over every such recall and over
+    # those asking about a dropped habit: the contamination the deprecated share cannot see when nothing is
+    # deprecated
+    stale: dict[str, list[float]] = {"any_query": [], "query_names_a_dropped_habit": []}
+    annotated = annotated_stream(turns, mixed_schedules=mixed_schedules)
+    for t, (text, _, _) in enumerate(annotated, start=1):
         s = time.perf_counter()
         mem.observe(text, turn=t)
         obs.append(time.perf_counter() - s)
@@ -166,6 +192,12 @@ def run_stream(turns: int, encoder: str, paper: bool = False, mixed_schedules: b
         rec.append(time.perf_counter() - s)
         window.append(sum(it.deprecated for it in items) / mem.config.top_k)
         shares["past" if " before?" in q else "present"].append(window[-1])
+        old = _stale(annotated, t + 1) if " before?" not in q else set()
+        if old:
+            live = sum(not it.deprecated and bool(it.source_turns) and set(it.source_turns) <= old for it in items)
+            stale["any_query"].append(live / mem.config.top_k)
+            if any(annotated[s - 1][2] == HABITS.index((h, k)) for s in old) and k in q:
+                stale["query_names_a_dropped_habit"].append(live / mem.config.top_k)
         if t % 100 == 0:
             st = mem.stats()
             curve.append(
@@ -191,6 +223,8 @@ def run_stream(turns: int, encoder: str, paper: bool = False, mixed_schedules: b
         # Deprecated share of top-10 slots over all 1,000 recalls, by whether the query asks about the past
         # (there the corrected facts are the evidence asked for; about the present they are contamination).
         "deprecated_share_topk_by_query": {k: round(float(np.mean(v)), 4) for k, v in shares.items() if v},
+        "stale_live_share_topk_present": {k: {"share": round(float(np.mean(v)), 4), "recalls": len(v)}
+                                          for k, v in stale.items() if v},
         "regimes": mem.stats()["regimes"],
         "encoders": mem.encoders(),
     }
