@@ -4,7 +4,8 @@ An option of one trait can read as true because of a *different* trait of the sa
 paths most weekends" is a hobbies option, but a persona whose exercise is trail running makes it plausible).
 Such an option must not be a wrong answer for that persona, or the item has two right options. This script
 finds those pairs once, with the packaged MiniLM model: an option conflicts with state S of another trait when
-its cosine to S's cue profile (the mean embedding of S's rendered cue texts) reaches ``THRESHOLD``. The QA
+its cosine to S's cue profile (the mean embedding of S's rendered cue texts) reaches ``THRESHOLD``, or its
+cosine to one of S's own option texts, description or habits reaches ``OPTION_THRESHOLD``. The QA
 stage then reads the table and never offers a conflicting option as a distractor, so generation itself needs
 no model. Rerun after editing the catalog (``--catalog`` names a shipped catalog or a directory; default the
 packaged one); it also writes ``conflicts.sha256``, the digest of its inputs, which a test checks:
@@ -24,6 +25,13 @@ import numpy as np
 THRESHOLD = 0.40
 """About the 97th percentile of option-to-other-trait cosines, and below the 5th percentile of option-to-own-state
 cosines (0.45) in the catalog as written on 2026-11-30."""
+OPTION_THRESHOLD = 0.60
+"""An option also conflicts with a state of another trait when its cosine to one of that state's own texts (an
+option text, its description or a habit) reaches this. A mean over dozens of cues dilutes one shared activity:
+"A railcard for discounted train fares" scored under :data:`THRESHOLD` against the cue profile of
+``commute_mode/bus_and_train``, whose own option "A railcard for cheaper train fares" it matches at 0.94, and
+"Padded bib tights for pedalling far" was offered as wrong to a cycle tourer (session 26's blind read). 0.60
+adds 284 pairs to 1,617 (catalog-v3 on 2026-12-06); 0.55 would add 686, mostly loose ("a guided stroll")."""
 class _Price(str):
     """A price that fills ``{price}`` and every price band (``{price:low}``) alike."""
 
@@ -54,7 +62,7 @@ def inputs_digest(cat: Any) -> str:
     """sha256 of what the table is built from (every state's filled cues, every option text, the threshold),
     written beside it as ``conflicts.sha256``: a test compares it with the catalog as it stands, so a cue or
     option edited without a rebuild fails CI instead of leaving the table behind."""
-    h = hashlib.sha256(str(THRESHOLD).encode())
+    h = hashlib.sha256(f"{THRESHOLD} {OPTION_THRESHOLD}".encode())
     for tp in cat.topics:
         for tr in tp.traits:
             for st in tr.states:
@@ -87,28 +95,32 @@ def main() -> None:
         return np.asarray(model.encode(texts, batch_size=64, normalize_embeddings=True))
 
     profiles = []
+    own: list[np.ndarray] = []  # per state, its option texts, description and habits
     for tp in cat.topics:
         for tr in tp.traits:
             for st in tr.states:
                 v = encode(filled_cues(st)).mean(axis=0)
                 profiles.append((tr.trait_id, st.state_id, v / np.linalg.norm(v)))
+                own.append(encode([*st.answers, *st.recommendations, st.description, *st.habits]))
     prof = np.array([p[2] for p in profiles])
     conflicts: dict[str, list[list[str]]] = {}
     for tp in cat.topics:
         for tr in tp.traits:
             options = sorted({o for st in tr.states for o in st.answers + st.recommendations}
                              | set(tr.distractor_answers) | set(tr.distractor_recommendations))
-            sims = encode(options) @ prof.T
-            for text, row in zip(options, sims, strict=True):
-                hits = [[t, s] for (t, s, _), v in zip(profiles, row, strict=True)
-                        if t != tr.trait_id and v >= THRESHOLD]
+            emb = encode(options)
+            sims = emb @ prof.T
+            closest = np.stack([(emb @ texts.T).max(axis=1) for texts in own], axis=1)
+            for text, row, near in zip(options, sims, closest, strict=True):
+                hits = [[t, s] for (t, s, _), v, w in zip(profiles, row, near, strict=True)
+                        if t != tr.trait_id and (v >= THRESHOLD or w >= OPTION_THRESHOLD)]
                 if hits:
                     conflicts[text] = hits
     out = root / "conflicts.json"
     out.write_text(json.dumps(dict(sorted(conflicts.items())), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     (root / "conflicts.sha256").write_text(inputs_digest(cat) + "\n", encoding="utf-8")
     print(json.dumps({"options_with_conflicts": len(conflicts), "pairs": sum(map(len, conflicts.values())),
-                      "threshold": THRESHOLD, "written": str(Path(out).name)}))
+                      "threshold": THRESHOLD, "option_threshold": OPTION_THRESHOLD, "written": str(Path(out).name)}))
 
 
 if __name__ == "__main__":
