@@ -234,12 +234,18 @@ def test_an_act_asks_its_other_question_before_repeating_one():
     asks = [Exchange(user=f"Question {i}?", assistant=f"Answer {i}.") for i in range(4)]
     act = Act(context=[f"Thing {i} happened." for i in range(8)], asks=asks)
     for seed in range(5):
-        r = Renderer(CAT, random.Random(seed), "Ana", {"Ana"}, home_city="Leeds")
-        replies = []
-        for _ in range(8):
-            r.at("2024-03-10T10:00:00")
-            replies.append(r.render_act("k", [act])[1])
+        replies = [reply for _, reply in _render_one_act(act, seed, 8)]
         assert sorted(replies[:4]) == [f"Answer {i}." for i in range(4)], replies
+
+
+def _render_one_act(act: Act, seed: int, times: int) -> list[tuple[str, str]]:
+    """``times`` turns of one persona rendered from ``act`` alone, all at one hour."""
+    r = Renderer(CAT, random.Random(seed), "Ana", {"Ana"}, home_city="Leeds")
+    said = []
+    for _ in range(times):
+        r.at("2024-03-10T10:00:00")
+        said.append(r.render_act("k", [act]))
+    return said
 
 
 def test_once_an_act_is_spent_its_turns_come_back_in_turn_and_behind_one_lead():
@@ -250,11 +256,7 @@ def test_once_an_act_is_spent_its_turns_come_back_in_turn_and_behind_one_lead():
     act = Act(context=["Sorted the spice rack again.", "Relabelled every jar in the cupboard.",
                        "Cleared the fridge door of old sauces."], asks=asks)
     for seed in range(3):
-        r = Renderer(CAT, random.Random(seed), "Ana", {"Ana"}, home_city="Leeds")
-        said = []
-        for _ in range(30):
-            r.at("2024-03-10T10:00:00")
-            said.append(r.render_act("k", [act])[0])
+        said = [user for user, _ in _render_one_act(act, seed, 30)]
         leads = [next((lead for lead in CAT.leads if u.startswith(lead + " ")), "") for u in said]
         bodies = [u[len(lead) + 1:] if lead else u for u, lead in zip(said, leads, strict=True)]
         assert sorted(Counter(bodies).values()) == [5] * 6, Counter(bodies)
