@@ -59,15 +59,16 @@ def filled_cues(state: Any) -> list[str]:
 
 
 def inputs_digest(cat: Any) -> str:
-    """sha256 of what the table is built from (every state's filled cues, every option text, the threshold),
+    """sha256 of what the table is built from (every state's filled cues, option texts, description and habits,
+    the thresholds),
     written beside it as ``conflicts.sha256``: a test compares it with the catalog as it stands, so a cue or
     option edited without a rebuild fails CI instead of leaving the table behind."""
     h = hashlib.sha256(f"{THRESHOLD} {OPTION_THRESHOLD}".encode())
     for tp in cat.topics:
         for tr in tp.traits:
             for st in tr.states:
-                h.update(json.dumps([tr.trait_id, st.state_id, filled_cues(st), st.answers, st.recommendations],
-                                    ensure_ascii=False).encode())
+                h.update(json.dumps([tr.trait_id, st.state_id, filled_cues(st), st.answers, st.recommendations,
+                                     st.description, st.habits], ensure_ascii=False).encode())
             h.update(json.dumps([tr.distractor_answers, tr.distractor_recommendations], ensure_ascii=False).encode())
     return h.hexdigest()
 

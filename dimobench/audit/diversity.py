@@ -77,8 +77,12 @@ def sentence_repeats(suite: Suite, leads: frozenset[str] = frozenset()) -> dict[
     ``leads``, normalised, are not counted)."""
     told: Counter[tuple[str, str]] = Counter()
     total = retold = 0
+    longest_first = sorted(leads, key=len, reverse=True)
     for turn in suite.dialogues:
-        for sentence in _SENTENCE.findall(norm(turn.user)):
+        text = norm(turn.user)
+        # a lead ending in ":" ("New topic:") is no sentence of its own: take it off first
+        lead = next((x for x in longest_first if text.startswith(f"{x} ")), "")
+        for sentence in _SENTENCE.findall(text[len(lead):] if lead else text):
             sentence = sentence.strip()
             if len(sentence.split()) < 4 or sentence in leads:
                 continue

@@ -293,3 +293,8 @@ def test_a_sentence_a_persona_says_a_third_time_counts_as_retold_and_leads_do_no
     assert got == {"sentence_retold": round(1 / 6, 4), "sentence_most_told": 3}
     # with the lead counted, its third, fourth and fifth telling are retold too
     assert sentence_repeats(suite) == {"sentence_retold": round(4 / 11, 4), "sentence_most_told": 5}
+    # a lead ending in ":" runs into the sentence after it unless it is taken off first
+    colon = [_turn(n, "New topic: Are there apps that post cards for me?") for n in range(1, 4)]
+    suite = Suite(Path("."), Manifest.model_construct(), [], [], colon, [])
+    assert sentence_repeats(suite, frozenset({"new topic:"})) == {"sentence_retold": round(1 / 3, 4),
+                                                                   "sentence_most_told": 3}
