@@ -186,7 +186,7 @@ class Renderer:
             if k not in self._kept:
                 self._kept[k] = self.rng.choice((parts or {})[name])
         # ((retold?, when its body was last said), body, reply, act, context, ask)
-        spare: tuple[tuple[bool, int], str, str, Act, str, str] | None = None
+        spare: tuple[tuple[bool, int], str, str, Act, str, Exchange] | None = None
         for attempt in range(24):
             act = acts[self._draw_index(key, len(acts))]
             for _ in range(len(acts) if attempt < 6 else 0):  # first, an act with something left to tell
@@ -225,14 +225,13 @@ class Renderer:
             rank = (retold, self._said.get(body, -1))
             if self._allowed(user, reply) and (spare is None or rank < spare[0]):
                 # the allowed draw that tells no occasion again and was said longest ago (never: best)
-                spare = (rank, body, reply, act, context, ask.user)
+                spare = (rank, body, reply, act, context, ask)
         else:
             # every draw was said before or not allowed now: reopen the spare (an occasion told again only if
             # nothing else was allowed) with a lead of its own, never on top of the lead it had (v3 catalogs only
             # compose acts, so the older suites' bytes do not depend on this)
             if spare is not None:
-                _, body, reply, act, context, asked = spare
-                ask = next(a for a in act.asks if a.user == asked)
+                _, body, reply, act, context, ask = spare
             for _ in range(4):  # a lead it was not said with
                 user = self._reopen(body)
                 if user not in self.used_user:
