@@ -233,7 +233,7 @@ class Renderer:
             if spare is not None:
                 _, body, reply, act, context, ask = spare
             for _ in range(4):  # a lead it was not said with
-                user = self._reopen(body)
+                user = self._reopen(body, leads)
                 if user not in self.used_user:
                     break
         self._tell(act, context)
@@ -256,10 +256,11 @@ class Renderer:
         if act.occasion(context):
             self._told.update(c for c in act.context if act.occasion(c))
 
-    def _reopen(self, user: str) -> str:
-        """A user text already said, made new with one of the catalog's leads (they end a sentence and carry no
-        time of day, unlike the older openers)."""
-        return f"{self.rng.choice(self.catalog.leads or list(_OPENERS))} {user}"
+    def _reopen(self, user: str, leads: list[str] | None = None) -> str:
+        """A user text already said, made new with one of ``leads`` when the turn has its own (a drift's trial
+        turn opens with a trial lead however it was found), else one of the catalog's leads (they end a sentence
+        and carry no time of day, unlike the older openers)."""
+        return f"{self.rng.choice(leads or self.catalog.leads or list(_OPENERS))} {user}"
 
     def _draw_index(self, key: str, size: int) -> int:
         bag = self._bags.get(key)

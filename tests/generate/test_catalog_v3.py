@@ -238,13 +238,13 @@ def test_an_act_asks_its_other_question_before_repeating_one():
         assert sorted(replies[:4]) == [f"Answer {i}." for i in range(4)], replies
 
 
-def _render_one_act(act: Act, seed: int, times: int) -> list[tuple[str, str]]:
+def _render_one_act(act: Act, seed: int, times: int, leads: list[str] | None = None) -> list[tuple[str, str]]:
     """``times`` turns of one persona rendered from ``act`` alone, all at one hour."""
     r = Renderer(CAT, random.Random(seed), "Ana", {"Ana"}, home_city="Leeds")
     said = []
     for _ in range(times):
         r.at("2024-03-10T10:00:00")
-        said.append(r.render_act("k", [act]))
+        said.append(r.render_act("k", [act], leads=leads))
     return said
 
 
@@ -263,6 +263,18 @@ def test_once_an_act_is_spent_its_turns_come_back_in_turn_and_behind_one_lead():
         assert all(bodies[i] != bodies[i - 1] for i in range(1, 30)), bodies
         assert not any(body.startswith(lead + " ") for body in bodies for lead in CAT.leads), said
         assert len(set(said)) == 30, said
+
+
+def test_a_trial_turn_said_again_still_opens_with_a_trial_lead():
+    # session 26's review: a drift's trial cue that fell to the last-resort reopening got a catalog lead ("Small
+    # thing.") instead of a trial lead, so a hesitant first try read like any other cue
+    asks = [Exchange(user="Any tips?", assistant="Yes."), Exchange(user="Worth it?", assistant="Maybe.")]
+    act = Act(context=["Tried a spin class once.", "Gave the spin bike a go."], asks=asks)
+    trial = ["Not sure yet, but", "First go at something new:"]
+    for seed in range(3):
+        said = [user for user, _ in _render_one_act(act, seed, 10, leads=trial)]
+        assert all(any(u.startswith(lead + " ") for lead in trial) for u in said), said
+        assert len(set(said)) >= 2, said
 
 
 def test_the_same_seed_gives_the_same_bytes(tmp_path, suites):
