@@ -134,6 +134,9 @@ class StateEntry(BaseModel):
     fixed_parts: list[str] = []
     """Parts that name something of the persona's own life (their child, partner, workplace, the language they
     learn): drawn once per persona and kept, so a toddler is not "our son" one week and "our daughter" the next."""
+    settled: bool = False
+    """A fact of life that months of dialogue do not make or unmake (a partner and young kids): never the start or
+    the end of a drift (catalogs from v3 on; seed 2537's blind read met a toddler son who "arrived" over 40 turns)."""
     excludes: list[str] = []
     """Words a user in this state would not say of their own present life (a vegan's "cheese", a teetotaller's
     "pint"; catalogs from v3 on): while a persona holds the state, its other traits' cues and its fillers are
@@ -293,7 +296,7 @@ _V3_DEFAULTS: dict[str, object] = {
     "acts": [], "parts": {}, "fixed_parts": [], "requires": [], "min_age": 0, "leads": [], "trial_leads": [],
     "filler_acts": [], "text_rules": "v1", "genders": {}, "currencies": {}, "occupation_tags": {}, "price_scale": {},
     "home_cities": [], "excludes_relations": [], "friend_circle": [], "relation_max_age": {}, "price_bands": {},
-    "excludes": [], "background": False, "once": False,
+    "excludes": [], "background": False, "once": False, "settled": False,
 }
 
 

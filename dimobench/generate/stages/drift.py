@@ -4,7 +4,9 @@ Each persona's timeline is cut into one segment per drift. Inside segment j, dri
 at a random point between 35% and 50% of the segment, changes state at the end of the transition (the
 change point) and settles after a post-change stretch. Phases tile the timeline: stable before the first
 onset, then transition, post_change and maintenance (until the next onset or the end). Traits are split into
-drifting and stable ones; stable traits never change and carry the ``stability`` questions.
+drifting and stable ones; stable traits never change and carry the ``stability`` questions. A state the catalog
+marks ``settled`` (a partner and young kids) is never a drift's start or end: a persona holding one keeps that
+trait stable, and no drift leads into one.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import random
 
 from pydantic import BaseModel
 
+from dimobench.catalog import Catalog
+from dimobench.errors import ConfigError
 from dimobench.generate.config import GenerateConfig
 from dimobench.suite.schema import Drift, Persona, PhaseSpan, Schedule
 
@@ -28,9 +32,10 @@ STABLE_TRAITS_MIN = 2
 
 
 class Inputs(BaseModel):
-    """What stage 2 reads: the personas from stage 1."""
+    """What stage 2 reads: the personas from stage 1, and the catalog for its ``settled`` states (None: none)."""
 
     personas: list[Persona]
+    catalog: Catalog | None = None
 
 
 class Output(BaseModel):
@@ -41,12 +46,21 @@ class Output(BaseModel):
 
 def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
     """Plan ``cfg.drifts`` non-overlapping drifts per persona."""
-    return Output(schedules=[_schedule(cfg, p, rng) for p in inputs.personas])
+    settled = set() if inputs.catalog is None else {
+        (tr.trait_id, st.state_id) for tp in inputs.catalog.topics for tr in tp.traits for st in tr.states
+        if st.settled}
+    return Output(schedules=[_schedule(cfg, p, rng, settled) for p in inputs.personas])
 
 
-def _schedule(cfg: GenerateConfig, persona: Persona, rng: random.Random) -> Schedule:
+def _schedule(cfg: GenerateConfig, persona: Persona, rng: random.Random, settled: set[tuple[str, str]]) -> Schedule:
     n_stable = max(STABLE_TRAITS_MIN, len(persona.traits) // 3)
-    drifting = rng.sample(persona.traits, len(persona.traits) - n_stable)
+    # without settled states this is every trait, in order, so catalogs without them keep their schedules
+    movable = [t for t in persona.traits if (t.trait_id, t.initial_state) not in settled
+               and any((t.trait_id, s.state_id) not in settled for s in t.states if s.state_id != t.initial_state)]
+    drifting = rng.sample(movable, min(len(persona.traits) - n_stable, len(movable)))
+    if cfg.drifts and not drifting:
+        raise ConfigError(f"persona {persona.persona_id}: no trait can drift (each is in a settled state or has "
+                          "only settled states to go to); mark fewer states settled in the catalog")
     current = {t.trait_id: t.initial_state for t in persona.traits}
     drifts: list[Drift] = []
     seg = cfg.turns / cfg.drifts if cfg.drifts else cfg.turns
@@ -54,7 +68,8 @@ def _schedule(cfg: GenerateConfig, persona: Persona, rng: random.Random) -> Sche
         start, end = round(j * seg) + 1, round((j + 1) * seg)
         length = end - start + 1
         trait = rng.choice(drifting)
-        to_state = rng.choice([s.state_id for s in trait.states if s.state_id != current[trait.trait_id]])
+        to_state = rng.choice([s.state_id for s in trait.states if s.state_id != current[trait.trait_id]
+                               and (trait.trait_id, s.state_id) not in settled])
         onset = start + round(length * rng.uniform(0.35, 0.5))
         change = onset + max(6, round(length * cfg.transition_frac)) - 1
         settle = min(end - 1, change + max(4, round(length * cfg.post_change_frac)))

@@ -41,3 +41,30 @@ def test_a_trait_can_drift_twice_and_chains_states() -> None:
                 assert b.from_state == a.to_state
                 chained += 1
     assert chained > 0
+
+
+def test_a_settled_state_is_never_left_or_reached() -> None:
+    # seed 2537's blind read: a persona who saw family only at weddings had a husband and a toddler son 40 turns
+    # later. A partner and young kids (catalog-v3's own_household, marked settled) are not something a few
+    # months of chat make or unmake, so no drift starts or ends there.
+    from dimobench.catalog import find_catalog
+
+    cat = load_catalog(str(find_catalog("catalog-v3")))
+    assert {st.state_id for tp in cat.topics for tr in tp.traits for st in tr.states if st.settled} == {"own_household"}
+    cfg = make_config(turns=1050, drifts=3, seed=11, personas=120)
+    ps = personas.run(cfg, cat, derive_rng(11, "personas")).personas
+    held = [p for p in ps for t in p.traits if t.trait_id == "family_ties" and t.initial_state == "own_household"]
+    assert held, "the draw should include personas starting in own_household"
+
+    def touching(inputs: drift.Inputs) -> list[str]:
+        out = drift.run(cfg, inputs, derive_rng(11, "drift"))
+        return [d.drift_id for s in out.schedules for d in s.drifts
+                if "own_household" in (d.from_state, d.to_state)]
+
+    assert touching(drift.Inputs(personas=ps)), "without the catalog some drift reaches or leaves own_household"
+    assert touching(drift.Inputs(personas=ps, catalog=cat)) == []
+    # a catalog without settled states plans exactly what the stage planned before the rule
+    plain, cfg0 = load_catalog(), make_config(turns=1050, drifts=3, seed=11, personas=10)
+    ps0 = personas.run(cfg0, plain, derive_rng(11, "personas")).personas
+    assert drift.run(cfg0, drift.Inputs(personas=ps0, catalog=plain), derive_rng(11, "drift")) == drift.run(
+        cfg0, drift.Inputs(personas=ps0), derive_rng(11, "drift"))
