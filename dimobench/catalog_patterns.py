@@ -224,3 +224,18 @@ ONE_OFF = re.compile(EVENT_SLOTS.pattern + r"|\b(?:my|our) (?:very )?first\b|\bf
                      re.IGNORECASE)
 """An act's context that is one occasion, told once per persona (v3): one with :data:`EVENT_SLOTS`, or one that
 claims a first ("Got my first one-star review", told three times in seed 2231's blind read)."""
+
+NAMES_THE_USER = re.compile(
+    r"\b(?:since|now that|as) you(?:'ve| have|'re| are)? (?:switched|started|taken up|moved (?:on|over)|given up|"
+    r"become|got into|gotten into|into|a fan)\b"
+    r"|\byou(?:'ve| have) (?:become|switched|taken up|given up|got into|gotten into)\b"
+    r"|\byou no longer\b"
+    r"|\byou(?:'re| are) (?:now |clearly |really |such )?(?:into|a (?:big |real |huge |true )?fan of)\b"
+    r"|\bsounds like you(?:'re| are)? (?:really |now )?(?:love|enjoy|prefer|into|a fan|hooked)\b"
+    r"|\byour new (?:\w+ )?(?:habit|routine|hobby|passion|interest|diet|style|taste|lifestyle|obsession)\b"
+    r"|\b(?:these days|nowadays) you\b",
+    re.IGNORECASE,
+)
+"""How an assistant's reply sums up the user's tastes or a change in them ("since you've taken up climbing",
+"sounds like you're into tea now"): a system observes the replies too, so such a reply gives away what the cue
+only shows (a habit of LLM-written dialogue; none of the 7,202 replies the packaged catalogs hold says it)."""

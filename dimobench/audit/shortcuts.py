@@ -1,12 +1,15 @@
 """Shortcut baselines: read the dialogue, understand none of it.
 
-A memory benchmark should not be answerable by matching words. These two read only the user turns up to the
-question's ``ask_turn``, as any system may, and pick by word overlap:
+A memory benchmark should not be answerable by matching words. These read the turns up to the question's
+``ask_turn``, as any system may, and pick by word overlap:
 
 - ``bow_window``: the option sharing the most stemmed content words with the last ``window`` user turns;
 - ``recent_mention``: the option whose words were mentioned most recently (ties: more words shared);
 - ``*_inverse``: the same, picking the option the dialogue repeats least (a suite whose options avoid their own
-  cues' words could leak that way instead).
+  cues' words could leak that way instead);
+- ``*_replies``: the same four over the assistant's replies, which a system also observes: an assistant that
+  answers "since you've taken up climbing, ..." gives away what the user's own turns only show (a habit of
+  LLM-written dialogue). Left out when a suite has no replies (imports).
 
 If any comes near the memory systems, the suite measures keyword matching, not memory.
 """
@@ -25,18 +28,19 @@ WINDOW = 30
 
 
 class Dialogue:
-    """Each persona's user turns as stemmed word sets, in turn order."""
+    """Each persona's user turns (``replies``: the assistant's replies) as stemmed word sets, in turn order."""
 
-    def __init__(self, suites: Sequence[tuple[str, Suite]]) -> None:
+    def __init__(self, suites: Sequence[tuple[str, Suite]], replies: bool = False) -> None:
         self.turns: dict[tuple[str, str], list[tuple[int, frozenset[str]]]] = {}
         for key, suite in suites:
             for t in suite.dialogues:  # every turn's ``user`` text, as a system observes it (imports: any speaker)
-                self.turns.setdefault((key, t.persona_id), []).append((t.turn, stemmed_words(t.user)))
+                said = t.assistant if replies else t.user
+                self.turns.setdefault((key, t.persona_id), []).append((t.turn, stemmed_words(said)))
         for rows in self.turns.values():
             rows.sort(key=lambda r: r[0])
 
     def before(self, it: Item) -> list[tuple[int, frozenset[str]]]:
-        """The persona's user turns up to and including the question's ask turn."""
+        """The persona's turns up to and including the question's ask turn."""
         rows = self.turns.get((it.suite, it.persona_id), [])
         return [r for r in rows if r[0] <= it.qa.ask_turn]
 
@@ -61,11 +65,15 @@ def recent_mention(dialogue: Dialogue, it: Item) -> list[float]:
 
 
 def run_shortcuts(suites: Sequence[tuple[str, Suite]], items: Sequence[Item]) -> dict[str, list[float]]:
-    """Credit per item for each shortcut baseline."""
-    dialogue = Dialogue(suites)
+    """Credit per item for each shortcut baseline (the ``*_replies`` ones only where some turn has a reply)."""
+    sides = [(Dialogue(suites), "")]
+    if any(t.assistant.strip() for _, suite in suites for t in suite.dialogues):
+        sides.append((Dialogue(suites, replies=True), "_replies"))
     out: dict[str, list[float]] = {}
-    for name, fn in (("bow_window", bow_window), ("recent_mention", recent_mention)):
-        scores = [fn(dialogue, it) for it in items]
-        out[name] = [credit(s, it.gold) for s, it in zip(scores, items, strict=True)]
-        out[f"{name}_inverse"] = [credit([-x for x in s], it.gold) for s, it in zip(scores, items, strict=True)]
+    for dialogue, side in sides:
+        for name, fn in (("bow_window", bow_window), ("recent_mention", recent_mention)):
+            scores = [fn(dialogue, it) for it in items]
+            out[f"{name}{side}"] = [credit(s, it.gold) for s, it in zip(scores, items, strict=True)]
+            out[f"{name}{side}_inverse"] = [credit([-x for x in s], it.gold)
+                                           for s, it in zip(scores, items, strict=True)]
     return out

@@ -21,7 +21,7 @@ from dimobench.backends.jobs import Job
 from dimobench.catalog import EXPLICIT_CHANGE, Catalog, content_words, relation_gender
 from dimobench.rng import derive_seed
 from dimobench.suite.schema import Persona, QAItem, Turn
-from dimobench.suite.textspec import WRITER_TEMPERATURE, ExchangeText, state_words, turn_spec
+from dimobench.suite.textspec import WRITER_TEMPERATURE, ExchangeText, local_problems, state_words, turn_spec
 
 PROMPTS = ("generator/system", "generator/bio", "generator/session", "generator/questions")
 QUESTION_BATCH = 8
@@ -75,13 +75,12 @@ def session_jobs(seed: int, catalog: Catalog, personas: list[Persona], turns: li
     for (pid, session), group in groups.items():
         persona = by_id[pid]
         specs = [turn_spec(catalog, persona, t) for t in group]
-        forbidden = [s["forbidden"] for s in specs]
         text = prompts.render("generator/session", name=persona.name.split()[0], bio=bios[pid],
                               facts=_facts(catalog, persona), people=_people(catalog, persona),
                               turns=specs, avoid_always=[p.strip() for p in EXPLICIT_CHANGE])
         item = f"{pid}/session-{session:04d}"
         jobs.append(Job(item, "session", _request(seed, item, text, session_model(len(group)),
-                                                  _SessionCheck(forbidden)), group))
+                                                  _SessionCheck(specs)), group))
     return jobs
 
 
@@ -121,19 +120,17 @@ def question_jobs(seed: int, catalog: Catalog, personas: list[Persona], qa: list
 
 
 class _SessionCheck:
-    """A cue may not name its state or announce a change (the catalog's rule for cues)."""
+    """A cue may not name its state or announce a change (the catalog's rule for cues), and no reply may sum up
+    the user (:func:`~dimobench.suite.textspec.local_problems`, the rule the LLM verifier's re-render keeps too)."""
 
-    def __init__(self, forbidden: list[list[str]]) -> None:
-        self.forbidden = forbidden
+    def __init__(self, specs: list[dict[str, Any]]) -> None:
+        self.specs = specs
 
     def __call__(self, parsed: Any) -> None:
-        for i, (ex, words) in enumerate(zip(parsed.turns, self.forbidden, strict=True)):
-            if not words:
-                continue
-            said = f" {ex.user.lower()} "
-            bad = [w for w in words if w.lower() in said] + [w.strip() for w in EXPLICIT_CHANGE if w in said]
+        for i, (ex, spec) in enumerate(zip(parsed.turns, self.specs, strict=True)):
+            bad = local_problems(spec, ex.user, ex.assistant)
             if bad or not ex.user.strip() or not ex.assistant.strip():
-                raise ValueError(f"exchange {i + 1}: empty text or forbidden words {bad}")
+                raise ValueError(f"exchange {i + 1}: empty text or {', '.join(bad)}")
 
 
 class _QuestionCheck:

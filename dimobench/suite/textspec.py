@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from dimobench.catalog import Catalog, content_words
+from dimobench.catalog import EXPLICIT_CHANGE, NAMES_THE_USER, Catalog, content_words
 from dimobench.suite.schema import Persona, Turn
 
 WRITER_TEMPERATURE = 0.7
@@ -67,3 +67,16 @@ def turn_spec(catalog: Catalog, persona: Persona, t: Turn) -> dict[str, Any]:
         spec["instruction"] = (f"Topic: {topic}. The user recalls their own distant past, years ago, when this "
                                f"held for them: {desc}. Clearly about back then, saying nothing about now.")
     return spec
+
+
+def local_problems(spec: dict[str, Any], user: str, assistant: str = "") -> list[str]:
+    """The generator's own rules: a cue never says the state's words or announces a change, in the user's text or
+    in the reply; no reply sums up the user's tastes or a change in them (:data:`NAMES_THE_USER`)."""
+    summed = NAMES_THE_USER.search(assistant)
+    out = [f"the reply sums up the user ({summed.group(0)})"] if summed else []
+    if spec["kind"] != "cue":
+        return out
+    said, replied = f" {user.lower()} ", f" {assistant.lower()} "
+    return ([f"names its state ({w})" for w in spec["forbidden"] if w.lower() in said]
+            + [f"announces a change ({w.strip()})" for w in EXPLICIT_CHANGE if w in said]
+            + [f"the reply names its state ({w})" for w in spec["forbidden"] if w.lower() in replied] + out)

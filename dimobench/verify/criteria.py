@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from dimobench.catalog import EXPLICIT_CHANGE, content_words
+from dimobench.catalog import EXPLICIT_CHANGE, NAMES_THE_USER, content_words
 from dimobench.suite.schema import CriterionResult
 from dimobench.verify.offline import (
     CONFOUNDER_KINDS,
@@ -122,7 +122,7 @@ def names_state_id(text: str, state_id: str) -> bool:
 
 def implicit(v: ItemView, ctx: SuiteContext) -> CriterionResult:
     """Neither question nor options use explicit sentiment or state words that give the answer away, and the
-    evidence cue turns show the state through behaviour."""
+    evidence cue turns show the state through behaviour, in the user's words and in the reply to them."""
     q = v.item
     problems, fixable = [], True
     if v.trait is not None:
@@ -155,6 +155,10 @@ def implicit(v: ItemView, ctx: SuiteContext) -> CriterionResult:
         if explicit:
             fixable = False
             problems.append(f"cue turn {n} states it outright ({', '.join(explicit)})")
+        summed = NAMES_THE_USER.search(t.assistant)
+        if summed:  # a system observes the reply too
+            fixable = False
+            problems.append(f"the reply to cue turn {n} sums up the user ({summed.group(0)})")
     if problems:
         return reject(sorted(set(problems), key=problems.index), fixable)
     return ok("no state words, state ids or sentiment words; cues are behavioural")

@@ -33,7 +33,7 @@ from dimobench.catalog import EXPLICIT_CHANGE, suite_catalog
 from dimobench.rng import derive_seed
 from dimobench.suite.load import Suite
 from dimobench.suite.schema import Turn
-from dimobench.suite.textspec import WRITER_TEMPERATURE, ExchangeText, fallback_bio, turn_spec
+from dimobench.suite.textspec import WRITER_TEMPERATURE, ExchangeText, fallback_bio, local_problems, turn_spec
 
 if TYPE_CHECKING:
     from dimobench.backends.usage import Ledger
@@ -79,15 +79,6 @@ class _Work:
         return f"{self.turn.persona_id}/turn-{self.turn.turn:04d}"
 
 
-def local_problems(spec: dict[str, Any], user: str) -> list[str]:
-    """The generator's own rule for cues: never the state's words, never an announced change."""
-    if spec["kind"] != "cue":
-        return []
-    said = f" {user.lower()} "
-    return ([f"names its state ({w})" for w in spec["forbidden"] if w.lower() in said]
-            + [f"announces a change ({w.strip()})" for w in EXPLICIT_CHANGE if w in said])
-
-
 class _RerenderCheck:
     """A re-rendered cue that breaks the rule is retried like invalid JSON (``Request.check``)."""
 
@@ -95,7 +86,7 @@ class _RerenderCheck:
         self.spec = spec
 
     def __call__(self, parsed: Any) -> None:
-        bad = local_problems(self.spec, parsed.user)
+        bad = local_problems(self.spec, parsed.user, parsed.assistant)
         if bad or not parsed.user.strip() or not parsed.assistant.strip():
             raise ValueError(f"empty text or {', '.join(bad)}")
 
@@ -175,7 +166,7 @@ def _check(work: list[_Work], attempt: int, seed: int, suite: Suite, verifier: C
             w.ok, w.problem = None, next((f["error"] for f in calls.failures if f["item"] == job.item), "")
             w.first_problem = w.first_problem or w.problem
             continue
-        bad = local_problems(w.spec, w.text[0])
+        bad = local_problems(w.spec, w.text[0], w.text[1])
         verdicts = {"does not follow its spec": reply.follows_spec, "uses state words": reply.no_state_words,
                     "has the wrong subject": reply.right_subject}
         bad += [what for what, good in verdicts.items() if not good]

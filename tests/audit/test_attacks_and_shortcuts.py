@@ -237,6 +237,25 @@ def test_shortcuts_read_only_the_turns_up_to_the_question():
     assert credit(recent_mention(dialogue, item), item.gold) == 1.0
 
 
+def test_replies_that_name_the_users_state_lift_the_reply_shortcuts_past_their_gate(two_seeds, tmp_path):
+    # a system observes the assistant's replies too: an assistant that says "since you're into <gold>" gives the
+    # answer away while the user's own turns stay implicit, and only the reply-reading shortcuts can see it
+    dst = tmp_path / "echoing"
+    shutil.copytree(two_seeds[0], dst)
+    qa = [json.loads(line) for line in (dst / "qa.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [json.loads(line) for line in (dst / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()]
+    at = {(r["persona_id"], r["turn"]): r for r in rows}
+    for q in qa:
+        at[(q["persona_id"], q["ask_turn"])]["assistant"] += f" Since you're into {q['answer'].lower()}, enjoy it."
+    (dst / "dialogues.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    clean, echoing = audit_suite(two_seeds[0]), audit_suite(dst)
+    assert _accuracy(echoing, "recent_mention_replies") > 0.6
+    assert _accuracy(echoing, "recent_mention_replies") > _accuracy(clean, "recent_mention_replies") + 0.2
+    assert not next(g for g in echoing.gates if g.name == "recent_mention_replies").passed
+    # the user-side shortcuts read the same user turns as before and cannot see it
+    assert _accuracy(echoing, "bow_window") == _accuracy(clean, "bow_window")
+
+
 def test_an_imported_suite_without_options_gets_a_card_where_the_option_attacks_do_not_apply(tmp_path):
     from dimobench.importers import import_benchmark
 

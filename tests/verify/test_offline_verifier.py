@@ -81,3 +81,20 @@ def test_only_runs_the_named_criteria(suite_copy: Path) -> None:
 def test_item_verdict(verdicts: dict[str, tuple[str, bool]], expected: str) -> None:
     results = {k: CriterionResult(verdict=v, explanation="x", fixable=f) for k, (v, f) in verdicts.items()}
     assert item_verdict(results) == expected
+
+
+def test_a_reply_that_sums_up_the_user_fails_implicit_for_the_items_it_is_evidence_of(suite_copy: Path) -> None:
+    # a system observes the assistant's replies too: "since you've taken up ..." gives away what the cue only shows
+    items = _qa(suite_copy)
+    rows = [json.loads(line) for line in (suite_copy / "dialogues.jsonl").read_text().splitlines()]
+    cue = next(r for r in rows if r["annotation"] and r["annotation"]["kind"] == "cue"
+               and any(r["turn"] in q["evidence_turns"] and q["persona_id"] == r["persona_id"] for q in items))
+    cue["assistant"] += " Since you've taken up this new routine, keep it going!"
+    (suite_copy / "dialogues.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = verify_suite(suite_copy, only=["implicit"])
+    hit = {q["qa_id"] for q in items if q["persona_id"] == cue["persona_id"] and cue["turn"] in q["evidence_turns"]}
+    for v in result.verdicts:
+        summed = "sums up the user" in v.criteria["implicit"].explanation
+        assert summed == (v.qa_id in hit), v.qa_id
+        if summed:
+            assert v.criteria["implicit"].verdict == "REJECT"
