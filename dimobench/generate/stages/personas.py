@@ -14,6 +14,8 @@ from dimobench.suite.schema import Entity, Persona, State, Trait
 
 NAME = "personas"
 VERSION = "1"
+RULES_VERSION = "2"
+"""Catalog v3 suites since session 28: no two names a persona uses look alike (:func:`confusable`)."""
 READS: tuple[str, ...] = ()
 WRITES = ("personas.jsonl",)
 CONFIG_FIELDS = ("seed", "personas", "traits")
@@ -63,7 +65,12 @@ def run(cfg: GenerateConfig, inputs: Catalog, rng: random.Random) -> Output:
                 fewest, most = catalog.friend_circle
                 # unique inside the persona only: a suite of many personas must not run out of names
                 taken = {first, *(e.name for e in entities)}
-                profile["friends"] = rng.sample([n for n in first_names if n not in taken], rng.randint(fewest, most))
+                wanted = rng.randint(fewest, most)
+                friends: list[str] = []
+                for name in rng.sample(first_names, len(first_names)):
+                    if len(friends) < wanted and not any(confusable(name, t) for t in (*taken, *friends)):
+                        friends.append(name)
+                profile["friends"] = friends
             background = _background(catalog, traits, rng)
             if background:
                 profile["background"] = background
@@ -140,9 +147,29 @@ def _gendered_entities(catalog: Catalog, rng: random.Random, pool: list[str], us
     relations = rng.sample(fits, min(len(fits), rng.randint(*PEOPLE)))
     entities = []
     for j, rel in enumerate(relations):
-        name = _take(pool, used, _of_gender(catalog, relation_gender(rel)))
+        name = _take(pool, used, _fits(_of_gender(catalog, relation_gender(rel)), set(used)))
         entities.append(Entity(entity_id=f"e{j + 1}", name=name, relation=rel))
     return entities
+
+
+def confusable(a: str, b: str) -> bool:
+    """Whether two first names look alike to a reader: the same, one letter apart ("Leila", "Laila"; "Sara",
+    "Yara") or the same first three letters ("Felipe", "Felix"). A persona's people never do (blind read of seed
+    2547: a partner Leila beside a friend Laila)."""
+    a, b = a.lower(), b.lower()
+    if a[:3] == b[:3]:
+        return True
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        return sum(x != y for x, y in zip(a, b, strict=True)) <= 1
+    short, long = sorted((a, b), key=len)
+    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
+
+
+def _fits(gendered: Callable[[str], bool], used: set[str]) -> Callable[[str], bool]:
+    """A name of the wanted gender that looks like none of ``used`` (a copy: :func:`_take` adds to its set)."""
+    return lambda name: gendered(name) and not any(confusable(name, u) for u in used)
 
 
 def _of_gender(catalog: Catalog, gender: str | None) -> Callable[[str], bool]:
