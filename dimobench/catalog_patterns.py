@@ -26,6 +26,8 @@ SEASONAL: tuple[tuple[re.Pattern[str], frozenset[int]], ...] = tuple(
      frozenset({5, 6, 7, 8, 9})),
     (r"pollen|hay ?fever|bee stings?|stung by a bee|weeding", frozenset({3, 4, 5, 6, 7, 8, 9})),
     (r"daffodils?|bluebells?|blossom", frozenset({2, 3, 4, 5})),
+    # the flowers themselves (picked for cordial in early summer), not the cordial or a drink, sold all year
+    (r"(?:gathering|picking|foraging|foraged|picked) elderflowers?|elderflowers? for cordial", frozenset({5, 6})),
     (r"clocks (?:go|went|going) forward", frozenset({3})),
     (r"clocks (?:go|went|going) back", frozenset({10})),
     (r"clocks change[sd]?", frozenset({3, 10})),
@@ -61,7 +63,7 @@ _SEASONAL_STEMS = ("snow", "frost", "sledg", "icy", "mince pie", "thermals", "gr
                    "heatwave", "sunburn", "sunbath", "paddling pool", "hosepipe", "sun cream", "suncream", "swelter",
                    "wasp", "conker", "leaves", "bonfire night", "changing", "turning", "light", "garden part",
                    "barbecue", "bbq", "warm", "humid", "muggy", "pollen", "fever", "bee sting", "stung by a bee",
-                   "weeding", "daffodil", "bluebell", "blossom", "clocks")
+                   "weeding", "daffodil", "bluebell", "blossom", "clocks", "elderflower")
 """A piece of every text :data:`SEASONAL` can match, lower-cased: a text with none of them has no seasonal word,
 found by substring tests instead of the regex (the renderer asks on every draw; a third of an XL suite's time)."""
 

@@ -317,6 +317,10 @@ def test_the_season_words_know_their_months():
     assert in_season("The leaves on the oak in the park are starting to turn yellow.", 10)
     assert in_season("Why do the leaves turn yellow and red in autumn?", 3)  # catalog-v3's own filler question
     assert in_season("A humidifier for dry winter air.", 1)
+    # the blind read of seed 2577: elderflowers gathered for cordial on 24 October; the drink is sold all year
+    assert not in_season("Gathering elderflowers for cordial along the old railway path near me.", 10)
+    assert in_season("Gathering elderflowers for cordial along the old railway path near me.", 6)
+    assert in_season("A cucumber and elderflower spritz looks special.", 12)
 
 
 def _excluding(cat: Catalog, trait_id: str, state_id: str, words: list[str]) -> Catalog:
