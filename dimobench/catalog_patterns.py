@@ -228,14 +228,13 @@ ONE_OFF = re.compile(EVENT_SLOTS.pattern + r"|\b(?:my|our) (?:very )?first\b|\bf
 claims a first ("Got my first one-star review", told three times in seed 2231's blind read)."""
 
 NAMES_THE_USER = re.compile(
-    r"\b(?:since|now that|as) you(?:'ve| have|'re| are)? (?:switched|started|taken up|moved (?:on|over)|given up|"
-    r"become|got into|gotten into|into|a fan)\b"
-    r"|\byou(?:'ve| have) (?:become|switched|taken up|given up|got into|gotten into)\b"
-    r"|\byou no longer\b"
-    r"|\byou(?:'re| are) (?:now |clearly |really |such )?(?:into|a (?:big |real |huge |true )?fan of)\b"
-    r"|\bsounds like you(?:'re| are)? (?:really |now )?(?:love|enjoy|prefer|into|a fan|hooked)\b"
-    r"|\byour new (?:\w+ )?(?:habit|routine|hobby|passion|interest|diet|style|taste|lifestyle|obsession)\b"
-    r"|\b(?:these days|nowadays) you\b",
+    r"\b(?:since|now that) you(?:['’]ve| have)? (?:switched to|taken up|moved (?:on|over) to|given up|become|got "
+    r"into|gotten into)\b"
+    r"|\byou(?:['’]ve| have) (?:become|switched to|taken up|given up|got into|gotten into)\b"
+    r"|\byou(?:['’]re| are) (?:now|clearly|really|obviously) (?:into|a (?:big |real |huge |true )?fan of)\b"
+    r"|\byou(?:['’]re| are) (?:a (?:big|real|huge|true) fan of|such an? (?:\w+ )?(?:fan|lover|enthusiast))\b"
+    r"|\bsounds like you(?:['’]re| are)? (?:really |now )?(?:love|enjoy|prefer|into|a fan|hooked)\b"
+    r"|\byour new (?:\w+ )?(?:habit|hobby|passion|interest|diet|lifestyle|obsession)\b",
     re.IGNORECASE,
 )
 """How an assistant's reply sums up the user's tastes or a change in them ("since you've taken up climbing",

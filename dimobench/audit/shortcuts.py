@@ -33,7 +33,7 @@ class Dialogue:
     def __init__(self, suites: Sequence[tuple[str, Suite]], replies: bool = False) -> None:
         self.turns: dict[tuple[str, str], list[tuple[int, frozenset[str]]]] = {}
         for key, suite in suites:
-            for t in suite.dialogues:  # every turn's ``user`` text, as a system observes it (imports: any speaker)
+            for t in suite.dialogues:  # every turn, as a system observes it (imports: any speaker, no reply)
                 said = t.assistant if replies else t.user
                 self.turns.setdefault((key, t.persona_id), []).append((t.turn, stemmed_words(said)))
         for rows in self.turns.values():
@@ -46,7 +46,8 @@ class Dialogue:
 
 
 def bow_window(dialogue: Dialogue, it: Item, window: int = WINDOW) -> list[float]:
-    """Per option: how many of its stemmed words the last ``window`` user turns use (counted with repeats)."""
+    """Per option: how many of its stemmed words the last ``window`` turns of ``dialogue`` use (counted with
+    repeats)."""
     bag: Counter[str] = Counter()
     for _, words in dialogue.before(it)[-window:]:
         bag.update(words)

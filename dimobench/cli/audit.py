@@ -25,8 +25,8 @@ def audit(
     out: Annotated[Optional[Path], typer.Option(help="Write audit.json and audit.md here (an empty folder, or one "
                                                      "holding an earlier audit, which is replaced).")] = None,
     gate: Annotated[Optional[list[str]], typer.Option(
-        help="Override a gate, NAME=LIMIT (no_context, bow_window, recent_mention, their _inverse, flagged_items, "
-             "lint_findings).")] = None,
+        help="Override a gate, NAME=LIMIT (no_context, bow_window, recent_mention, their _inverse, _replies and "
+             "_replies_inverse, flagged_items, lint_findings).")] = None,
 ) -> None:
     """Attack the suites: no-context priors, word-overlap shortcuts, per-item flags, lints, diversity."""
     from dimobench.errors import ConfigError, DimobenchError

@@ -129,8 +129,10 @@ class _SessionCheck:
     def __call__(self, parsed: Any) -> None:
         for i, (ex, spec) in enumerate(zip(parsed.turns, self.specs, strict=True)):
             bad = local_problems(spec, ex.user, ex.assistant)
-            if bad or not ex.user.strip() or not ex.assistant.strip():
-                raise ValueError(f"exchange {i + 1}: empty text or {', '.join(bad)}")
+            if not ex.user.strip() or not ex.assistant.strip():
+                bad.append("empty text")
+            if bad:
+                raise ValueError(f"exchange {i + 1}: {', '.join(bad)}")
 
 
 class _QuestionCheck:

@@ -70,13 +70,12 @@ def turn_spec(catalog: Catalog, persona: Persona, t: Turn) -> dict[str, Any]:
 
 
 def local_problems(spec: dict[str, Any], user: str, assistant: str = "") -> list[str]:
-    """The generator's own rules: a cue never says the state's words or announces a change, in the user's text or
-    in the reply; no reply sums up the user's tastes or a change in them (:data:`NAMES_THE_USER`)."""
+    """The generator's own rules: a cue never names its state or announces a change; no reply, of any turn, sums
+    up the user's tastes or a change in them (:data:`NAMES_THE_USER`)."""
     summed = NAMES_THE_USER.search(assistant)
     out = [f"the reply sums up the user ({summed.group(0)})"] if summed else []
     if spec["kind"] != "cue":
         return out
-    said, replied = f" {user.lower()} ", f" {assistant.lower()} "
+    said = f" {user.lower()} "
     return ([f"names its state ({w})" for w in spec["forbidden"] if w.lower() in said]
-            + [f"announces a change ({w.strip()})" for w in EXPLICIT_CHANGE if w in said]
-            + [f"the reply names its state ({w})" for w in spec["forbidden"] if w.lower() in replied] + out)
+            + [f"announces a change ({w.strip()})" for w in EXPLICIT_CHANGE if w in said] + out)

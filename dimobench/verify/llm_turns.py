@@ -10,8 +10,9 @@ descriptions, people) and the packaged catalog (the trait's topic). ``dimobench.
 generator's instruction from them, so nothing had to be added to the suite format.
 
 A turn passes when the verifier (prompt ``verifier/turn``, reply :class:`TurnCheck`) says it follows its spec,
-uses no state words and has the right subject (a confounder must not read as the user's own change), and a
-cue names neither its state nor a change (the generator's own rule, checked here too). A failing turn is
+uses no state words and has the right subject (a confounder must not read as the user's own change), a cue
+names neither its state nor a change, and its reply does not sum up the user (the generator's own rules,
+:func:`~dimobench.suite.textspec.local_problems`, checked here too). A failing turn is
 re-rendered by the generator backend (prompt ``verifier/rerender``, reply ``ExchangeText``) and
 checked again, up to :data:`MAX_RERENDERS` times; the first version that passes replaces it, and a turn that
 never passes keeps its original text. Every request depends only on text and spec, so a rerun on the output
@@ -87,8 +88,10 @@ class _RerenderCheck:
 
     def __call__(self, parsed: Any) -> None:
         bad = local_problems(self.spec, parsed.user, parsed.assistant)
-        if bad or not parsed.user.strip() or not parsed.assistant.strip():
-            raise ValueError(f"empty text or {', '.join(bad)}")
+        if not parsed.user.strip() or not parsed.assistant.strip():
+            bad.append("empty text")
+        if bad:
+            raise ValueError(", ".join(bad))
 
 
 def check_and_rerender(suite: Suite, seed: int, verifier: ChatLLM, generator: ChatLLM | None, calls: Calls,
