@@ -206,6 +206,9 @@ def test_default_suites_keep_their_stage_fingerprints_and_the_validity_rules_bum
     assert stage_versions(make_config(qa_rules="valid"), load_catalog())["qa"] == "2"
     assert stage_versions(make_config(), load_catalog(find_catalog("catalog-v3")))["dialogue"] == "4"
     assert stage_versions(make_config(), load_catalog(find_catalog("catalog-v3")))["personas"] == "2"
+    # what only v3 text rules change (look-alike names, elderflowers) leaves a v1/v2 suite of the validity rules be
+    valid_v2 = stage_versions(make_config(qa_rules="valid"), load_catalog(find_catalog("catalog-v2")))
+    assert (valid_v2["personas"], valid_v2["dialogue"]) == ("1", "3")
 
 
 def _conflict_build():

@@ -37,11 +37,19 @@ def catalog_hash(catalog: Catalog) -> str:
 
 
 def stage_versions(cfg: GenerateConfig, catalog: Catalog) -> dict[str, str]:
-    """Each stage's version for this config and catalog: ``RULES_VERSION`` where a stage has one and the suite
-    follows the validity rules or a catalog of text rules v3 (what those versions changed), else ``VERSION``, so
-    the suites of the default rules and the v1/v2 catalogs keep their fingerprints and manifests byte for byte."""
+    """Each stage's version for this config and catalog: ``TEXT_RULES_VERSION`` where a stage has one and the
+    catalog has text rules v3 (what only such catalogs change), else ``RULES_VERSION`` where a stage has one and
+    the suite follows the validity rules or a catalog of text rules v3 (what those versions changed), else
+    ``VERSION``, so the suites of the default rules and the v1/v2 catalogs keep their fingerprints and manifests
+    byte for byte, and a v1/v2 suite of the validity rules keeps its own."""
     newer = newer_rules(cfg.qa_rules, catalog.text_rules)
-    return {s.NAME: str(getattr(s, "RULES_VERSION", s.VERSION)) if newer else s.VERSION for s in STAGES}
+
+    def version(stage: Any) -> str:
+        if catalog.text_rules == "v3" and hasattr(stage, "TEXT_RULES_VERSION"):
+            return str(stage.TEXT_RULES_VERSION)
+        return str(getattr(stage, "RULES_VERSION", stage.VERSION)) if newer else str(stage.VERSION)
+
+    return {s.NAME: version(s) for s in STAGES}
 
 
 def fingerprints(cfg: GenerateConfig, catalog: Catalog) -> dict[str, str]:

@@ -202,9 +202,9 @@ def test_a_state_prior_learned_on_one_seed_answers_another_when_one_state_is_alw
     monkeypatch.setenv("DIMOBENCH_CATALOG", str(find_catalog("catalog-v3")))
     generate_suite(GenerateConfig(turns=160, personas=3, seed=1, qa_rules="valid"), tmp_path / "v1", verify=False,
                    audit=False)
-    # twenty training personas, so every trait the three test personas hold has been seen (checked below: with
+    # 24 training personas, so every trait the three test personas hold has been seen (checked below: with
     # twelve, a trait set redrawn for its occupation left one unseen)
-    generate_suite(GenerateConfig(turns=100, personas=20, seed=2, qa_rules="valid"), tmp_path / "v2", verify=False,
+    generate_suite(GenerateConfig(turns=100, personas=24, seed=2, qa_rules="valid"), tmp_path / "v2", verify=False,
                    audit=False)
     seen = {t.trait_id for p in load_suite(tmp_path / "v2").personas for t in p.traits}
     assert {t.trait_id for p in load_suite(tmp_path / "v1").personas for t in p.traits} <= seen

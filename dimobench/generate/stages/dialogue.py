@@ -23,12 +23,14 @@ from dimobench.suite.schema import Annotation, Persona, Schedule, Turn
 
 NAME = "dialogue"
 VERSION = "1"
-RULES_VERSION = "4"
+RULES_VERSION = "3"
 """The version under the validity rules or catalog v3 (:func:`dimobench.generate.pipeline.stage_versions`):
 the persona's own city fills {city} under the validity rules and catalog v3 alike (2); the renderer of sessions
 26-27 draws the least recently used contexts and asks and reopens a spent turn behind one lead, a trial turn's
-own (3); elderflowers picked only in May and June (4, :data:`dimobench.catalog.SEASONAL`), so ``--resume``
-with an unchanged v3 catalog reruns the dialogue stage."""
+own (3), so ``--resume`` with an unchanged v3 catalog reruns the dialogue stage."""
+TEXT_RULES_VERSION = "4"
+"""The version with a catalog of text rules v3: elderflowers picked only in May and June (4, session 28,
+:data:`dimobench.catalog.SEASONAL`, whose words only v3 text rules read)."""
 READS = ("personas.jsonl", "schedules.jsonl")
 WRITES = ("dialogues.jsonl",)
 CONFIG_FIELDS = ("seed", "turns", "cue_rate", "maintenance_cue_rate", "generator", "qa_rules")

@@ -14,8 +14,9 @@ from dimobench.suite.schema import Entity, Persona, State, Trait
 
 NAME = "personas"
 VERSION = "1"
-RULES_VERSION = "2"
-"""Catalog v3 suites since session 28: no two names a persona uses look alike (:func:`confusable`)."""
+TEXT_RULES_VERSION = "2"
+"""Catalog v3 suites since session 28 (:func:`dimobench.generate.pipeline.stage_versions`): no two names a
+persona uses look alike (:func:`confusable`)."""
 READS: tuple[str, ...] = ()
 WRITES = ("personas.jsonl",)
 CONFIG_FIELDS = ("seed", "personas", "traits")
