@@ -1,7 +1,7 @@
 """PreCoMem speed and memory figures, printed as JSON.
 
     HF_HUB_OFFLINE=1 python benchmarks/precomem.py [--turns 1000] [--encoder auto|minilm|hashing] [--paper]
-        [--mixed-schedules]
+        [--mixed-schedules] [--suite DIR]
 
 1. ``stream``: observe and recall latency (P50/P95, ms) over a stream of varied synthetic turns with the
    default encoders and verifier (``encoders`` says which ran), and memory every 100 turns (raw items vs
@@ -12,6 +12,11 @@
    deprecated share cannot see). Measure it alone: ``load_1min_at_end`` is the machine's load when it finished.
 2. ``scaling``: recall latency at 1k/10k/100k stored beliefs, excluding query encoding (the store is filled
    with random unit embeddings and random text: ranking cost does not depend on what the vectors mean).
+
+``--suite DIR`` instead replays the user turns of a suite's ``dialogues.jsonl`` (e.g. a DiMoBench-XL suite from
+``dimobench generate --preset xl --catalog catalog-v3 --qa-rules valid``) through the engine, one persona at a
+time, and prints effective memory and N_active at turns 200, 500, 1,000 and the end, per persona and averaged,
+beside the paper's DiMoBench-XL figures (a 25.8-28.5 plateau by turn 200, N_active 16-19 after it).
 
 The text is generated here from small word lists written for this benchmark, not from dimobench's catalog.
 """
@@ -265,8 +270,36 @@ def run_scaling(sizes: list[int], encoder: str, queries: int = 200) -> dict:
     return out
 
 
+def run_suite(path: Path, paper: bool) -> dict[str, object]:
+    """Effective memory and N_active of the engine replaying each persona's user turns of a suite."""
+    turns: dict[str, list[dict[str, object]]] = {}
+    with (path / "dialogues.jsonl").open(encoding="utf-8") as fh:
+        for line in fh:
+            t = json.loads(line)
+            turns.setdefault(t["persona_id"], []).append(t)
+    marks = (200, 500, 1000)
+    per: dict[str, dict[str, dict[str, float]]] = {}
+    for pid, rows in turns.items():
+        mem = PreCoMem(PreCoMemConfig.paper() if paper else PreCoMemConfig())
+        rows.sort(key=lambda t: int(str(t["turn"])))
+        seen: dict[str, dict[str, float]] = {}
+        for t in rows:
+            mem.observe(str(t["user"]), turn=int(str(t["turn"])), timestamp=str(t["timestamp"]))
+            n = int(str(t["turn"]))
+            if n in marks or t is rows[-1]:
+                st = mem.stats()
+                seen[str(n) if n in marks else "end"] = {"effective_memory": round(float(st["effective_memory"]), 2),
+                                                         "n_active": float(st["n_active"])}
+        per[pid] = seen
+    keys = sorted({k for v in per.values() for k in v}, key=lambda k: (k == "end", int(k) if k != "end" else 0))
+    mean = {k: {m: round(sum(v[k][m] for v in per.values() if k in v) / sum(k in v for v in per.values()), 2)
+                for m in ("effective_memory", "n_active")} for k in keys}
+    return {"suite": str(path), "mean": mean, "per_persona": per,
+            "paper_dimobench_xl": {"effective_memory_plateau": [25.8, 28.5], "n_active_after_200": [16, 19]}}
+
+
 def main() -> None:
-    """Run both parts and print one JSON object."""
+    """Run both parts (or ``--suite``) and print one JSON object."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--turns", type=int, default=1000)
     ap.add_argument("--encoder", default="auto")
@@ -274,7 +307,12 @@ def main() -> None:
     ap.add_argument("--paper", action="store_true", help="the paper preset (cross-encoder, plain clock)")
     ap.add_argument("--mixed-schedules", action="store_true",
                     help="the stream before session 15: each mention of a habit draws a new schedule")
+    ap.add_argument("--suite", type=Path, help="replay this suite's user turns instead (memory figures only)")
     args = ap.parse_args()
+    if args.suite is not None:
+        print(json.dumps({"config": "paper" if args.paper else "default", **run_suite(args.suite, args.paper)},
+                         indent=2))
+        return
     result = {
         "config": "paper" if args.paper else "default",
         "stream_kind": "mixed schedules" if args.mixed_schedules else "one schedule per habit",
