@@ -272,7 +272,7 @@ def run_scaling(sizes: list[int], encoder: str, queries: int = 200) -> dict:
 
 def run_suite(path: Path, paper: bool) -> dict[str, object]:
     """Effective memory and N_active of the engine replaying each persona's user turns of a suite."""
-    turns: dict[str, list[dict[str, object]]] = {}
+    turns: dict[str, list[dict]] = {}
     with (path / "dialogues.jsonl").open(encoding="utf-8") as fh:
         for line in fh:
             t = json.loads(line)
@@ -281,15 +281,14 @@ def run_suite(path: Path, paper: bool) -> dict[str, object]:
     per: dict[str, dict[str, dict[str, float]]] = {}
     for pid, rows in turns.items():
         mem = PreCoMem(PreCoMemConfig.paper() if paper else PreCoMemConfig())
-        rows.sort(key=lambda t: int(str(t["turn"])))
+        rows.sort(key=lambda t: t["turn"])
         seen: dict[str, dict[str, float]] = {}
         for t in rows:
-            mem.observe(str(t["user"]), turn=int(str(t["turn"])), timestamp=str(t["timestamp"]))
-            n = int(str(t["turn"]))
-            if n in marks or t is rows[-1]:
+            mem.observe(t["user"], turn=t["turn"], timestamp=t["timestamp"])
+            if t["turn"] in marks or t is rows[-1]:
                 st = mem.stats()
-                seen[str(n) if n in marks else "end"] = {"effective_memory": round(float(st["effective_memory"]), 2),
-                                                         "n_active": float(st["n_active"])}
+                seen[str(t["turn"]) if t["turn"] in marks else "end"] = {
+                    "effective_memory": round(float(st["effective_memory"]), 2), "n_active": float(st["n_active"])}
         per[pid] = seen
     keys = sorted({k for v in per.values() for k in v}, key=lambda k: (k == "end", int(k) if k != "end" else 0))
     mean = {k: {m: round(sum(v[k][m] for v in per.values() if k in v) / sum(k in v for v in per.values()), 2)

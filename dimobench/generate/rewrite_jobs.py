@@ -21,7 +21,7 @@ from dimobench.backends.jobs import Job
 from dimobench.catalog import EXPLICIT_CHANGE, Catalog, content_words, relation_gender
 from dimobench.rng import derive_seed
 from dimobench.suite.schema import Persona, QAItem, Turn
-from dimobench.suite.textspec import WRITER_TEMPERATURE, ExchangeText, local_problems, state_words, turn_spec
+from dimobench.suite.textspec import WRITER_TEMPERATURE, ExchangeText, exchange_problems, state_words, turn_spec
 
 PROMPTS = ("generator/system", "generator/bio", "generator/session", "generator/questions")
 QUESTION_BATCH = 8
@@ -128,9 +128,7 @@ class _SessionCheck:
 
     def __call__(self, parsed: Any) -> None:
         for i, (ex, spec) in enumerate(zip(parsed.turns, self.specs, strict=True)):
-            bad = local_problems(spec, ex.user, ex.assistant)
-            if not ex.user.strip() or not ex.assistant.strip():
-                bad.append("empty text")
+            bad = exchange_problems(spec, ex.user, ex.assistant)
             if bad:
                 raise ValueError(f"exchange {i + 1}: {', '.join(bad)}")
 

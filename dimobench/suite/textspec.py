@@ -79,3 +79,11 @@ def local_problems(spec: dict[str, Any], user: str, assistant: str = "") -> list
     said = f" {user.lower()} "
     return ([f"names its state ({w})" for w in spec["forbidden"] if w.lower() in said]
             + [f"announces a change ({w.strip()})" for w in EXPLICIT_CHANGE if w in said] + out)
+
+
+def exchange_problems(spec: dict[str, Any], user: str, assistant: str) -> list[str]:
+    """What an LLM writer's exchange breaks: :func:`local_problems`, or an empty side (such a reply is retried)."""
+    bad = local_problems(spec, user, assistant)
+    if not user.strip() or not assistant.strip():
+        bad.append("empty text")
+    return bad

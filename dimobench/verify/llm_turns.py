@@ -34,7 +34,14 @@ from dimobench.catalog import EXPLICIT_CHANGE, suite_catalog
 from dimobench.rng import derive_seed
 from dimobench.suite.load import Suite
 from dimobench.suite.schema import Turn
-from dimobench.suite.textspec import WRITER_TEMPERATURE, ExchangeText, fallback_bio, local_problems, turn_spec
+from dimobench.suite.textspec import (
+    WRITER_TEMPERATURE,
+    ExchangeText,
+    exchange_problems,
+    fallback_bio,
+    local_problems,
+    turn_spec,
+)
 
 if TYPE_CHECKING:
     from dimobench.backends.usage import Ledger
@@ -87,9 +94,7 @@ class _RerenderCheck:
         self.spec = spec
 
     def __call__(self, parsed: Any) -> None:
-        bad = local_problems(self.spec, parsed.user, parsed.assistant)
-        if not parsed.user.strip() or not parsed.assistant.strip():
-            bad.append("empty text")
+        bad = exchange_problems(self.spec, parsed.user, parsed.assistant)
         if bad:
             raise ValueError(", ".join(bad))
 

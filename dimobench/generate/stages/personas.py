@@ -67,11 +67,9 @@ def run(cfg: GenerateConfig, inputs: Catalog, rng: random.Random) -> Output:
                 # unique inside the persona only: a suite of many personas must not run out of names
                 taken = {first, *(e.name for e in entities)}
                 wanted = rng.randint(fewest, most)
-                friends: list[str] = []
-                for name in rng.sample(first_names, len(first_names)):
-                    if len(friends) < wanted and not any(confusable(name, t) for t in (*taken, *friends)):
-                        friends.append(name)
-                profile["friends"] = friends
+                pool = rng.sample(first_names, len(first_names))
+                anyone = _of_gender(catalog, None)
+                profile["friends"] = [_take(pool, taken, _fits(anyone, set(taken))) for _ in range(wanted)]
             background = _background(catalog, traits, rng)
             if background:
                 profile["background"] = background
