@@ -31,6 +31,12 @@ SEASONAL: tuple[tuple[re.Pattern[str], frozenset[int]], ...] = tuple(
     (r"clocks (?:go|went|going) forward", frozenset({3})),
     (r"clocks (?:go|went|going) back", frozenset({10})),
     (r"clocks change[sd]?", frozenset({3, 10})),
+    (r"picnics?", frozenset({4, 5, 6, 7, 8, 9})),
+    # the ballot's results come out in spring, before the fortnight's queue (a blind read met one in October)
+    (r"wimbledon ballot", frozenset({2, 3, 4, 5, 6})),
+    # camping out in the cold months ("a tent for the festival in {later_month}" written in November): never
+    (r"(?:tents?|pitches|camping)\b[^.?!]{0,60}\bin (?:October|November|December|January|February|March)\b",
+     frozenset()),
 ))
 """Words that tie a text to months of the (northern) year; a v3 turn is written only in a month they fit."""
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
@@ -63,7 +69,8 @@ _SEASONAL_STEMS = ("snow", "frost", "sledg", "icy", "mince pie", "thermals", "gr
                    "heatwave", "sunburn", "sunbath", "paddling pool", "hosepipe", "sun cream", "suncream", "swelter",
                    "wasp", "conker", "leaves", "bonfire night", "changing", "turning", "light", "garden part",
                    "barbecue", "bbq", "warm", "humid", "muggy", "pollen", "fever", "bee sting", "stung by a bee",
-                   "weeding", "daffodil", "bluebell", "blossom", "clocks", "elderflower")
+                   "weeding", "daffodil", "bluebell", "blossom", "clocks", "elderflower", "picnic", "tent",
+                   "pitches", "camping")
 """A piece of every text :data:`SEASONAL` can match, lower-cased: a text with none of them has no seasonal word,
 found by substring tests instead of the regex (the renderer asks on every draw; a third of an XL suite's time)."""
 

@@ -321,6 +321,13 @@ def test_the_season_words_know_their_months():
     assert not in_season("Gathering elderflowers for cordial along the old railway path near me.", 10)
     assert in_season("Gathering elderflowers for cordial along the old railway path near me.", 6)
     assert in_season("A cucumber and elderflower spritz looks special.", 12)
+    # the blind read of seed 2586: a tent for a festival two months ahead, written in November; a Wimbledon
+    # ballot that came back empty in October
+    assert not in_season("Dan has sorted a tent for the festival in January.", 11)
+    assert in_season("Dan has sorted a tent for the festival in July.", 5)
+    assert in_season("The festival in January is indoors.", 11)
+    assert not in_season("My Wimbledon ballot came back empty, so I'm going to try the queue.", 10)
+    assert not in_season("My cousin's organising a reunion picnic on Sunday.", 1)
 
 
 def _excluding(cat: Catalog, trait_id: str, state_id: str, words: list[str]) -> Catalog:
