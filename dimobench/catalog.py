@@ -83,6 +83,14 @@ class Exchange(BaseModel):
     """What the user says (first person; may use slots)."""
     assistant: str
     """A reply that answers the user turn."""
+    also: list[str] = []
+    """Other replies that answer it as well (catalog v3 acts): a persona hears the one it has heard least recently,
+    so an XL dialogue that asks the same thing again is not answered word for word again (session 29: 77% of an XL
+    suite's cue turns had a reply the persona had already heard)."""
+
+    def replies(self) -> list[str]:
+        """Every reply to the user turn: ``assistant``, then ``also``."""
+        return [self.assistant, *self.also]
 
 
 MIN_FIXED_CUES = 20
@@ -297,7 +305,7 @@ _V3_DEFAULTS: dict[str, object] = {
     "acts": [], "parts": {}, "fixed_parts": [], "requires": [], "min_age": 0, "leads": [], "trial_leads": [],
     "filler_acts": [], "text_rules": "v1", "genders": {}, "currencies": {}, "occupation_tags": {}, "price_scale": {},
     "home_cities": [], "excludes_relations": [], "friend_circle": [], "relation_max_age": {}, "price_bands": {},
-    "excludes": [], "background": False, "once": False, "settled": False,
+    "excludes": [], "background": False, "once": False, "settled": False, "also": [],
 }
 
 

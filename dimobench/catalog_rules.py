@@ -62,8 +62,8 @@ def check_topic(tp: TopicEntry) -> list[str]:
                 problems.append(f"{where}/{st.state_id}: duplicate cue user texts")
             options = st.answers + st.recommendations
             barred = barred_pattern(frozenset(st.excludes))
-            own = [st.description, *options, *st.habits, *st.cue_texts(), *(a.assistant for act in st.acts
-                                                                              for a in act.asks),
+            own = [st.description, *options, *st.habits, *st.cue_texts(), *(r for act in st.acts for a in act.asks
+                                                                              for r in a.replies()),
                    *(c.assistant for c in st.cues), *(v for vs in st.parts.values() for v in vs)]
             excluded = sorted({m.group(0).lower() for t in own for m in (barred.finditer(t) if barred else ())})
             if excluded:
@@ -122,11 +122,11 @@ def _texts(cat: Catalog) -> list[str]:
             for st in tr.states:
                 exchanges += st.cues + [ex for a in st.acts for ex in a.asks]
                 contexts += [c for a in st.acts for c in a.context]
-    return contexts + [t for ex in exchanges for t in (ex.user, ex.assistant)]
+    return contexts + [t for ex in exchanges for t in (ex.user, *ex.replies())]
 
 
 def _bad_slots(where: str, ex: Exchange, allowed: frozenset[str]) -> list[str]:
-    unknown = (slot_names(ex.user) | slot_names(ex.assistant)) - allowed
+    unknown = (slot_names(ex.user) | {n for r in ex.replies() for n in slot_names(r)}) - allowed
     return [f"{where}: unknown slots {sorted(unknown)} in {ex.user!r}"] if unknown else []
 
 

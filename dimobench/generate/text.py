@@ -77,7 +77,7 @@ class Renderer:
         self._composed = 0
         """Composed turns written so far (the clock of :attr:`_said` and :attr:`_used`)."""
         self._used: dict[str, int] = {}
-        """Act contexts and asks this persona has used -> the composed turn that last used them (0, 1, ...). A
+        """Act contexts, asks and replies this persona has used -> the composed turn that last used them (0, 1, ...). A
         context or ask is drawn from the least recently used of its act (:meth:`_stalest`): an ask not yet asked
         is taken first, so one reply does not come back word for word while another ask of the act is left
         (blind read of seed 1911: the same Komoot reply three times in one dialogue), and once all were used,
@@ -185,8 +185,8 @@ class Renderer:
         for name, k in kept.items():
             if k not in self._kept:
                 self._kept[k] = self.rng.choice((parts or {})[name])
-        # ((retold?, when its body was last said), body, reply, act, context, ask)
-        spare: tuple[tuple[bool, int], str, str, Act, str, Exchange] | None = None
+        # ((retold?, when its body was last said), body, reply, act, context, ask, the reply's template)
+        spare: tuple[tuple[bool, int], str, str, Act, str, Exchange, str] | None = None
         for attempt in range(24):
             act = acts[self._draw_index(key, len(acts))]
             for _ in range(len(acts) if attempt < 6 else 0):  # first, an act with something left to tell
@@ -215,7 +215,9 @@ class Renderer:
                                      for k, v in (parts or {}).items()}, **extra}, f"{context} {ask.user}")
             body = f"{_fill(context, values)} {_fill(ask.user, values)}"
             user = f"{lead} {body}" if lead else body
-            reply = _fill(ask.assistant, values)
+            # the reply the persona heard least recently (a catalog-v3 ask may have several, ``Exchange.also``)
+            answer = ask.assistant if not ask.also else ask.replies()[self._stalest(ask.replies())]
+            reply = _fill(answer, values)
             event = self.catalog.text_rules == "v3" and act.occasion(context)
             retold = event and context in self._told
             # new means new without its lead: the same sentence after "Let me run something by you." is said again
@@ -225,20 +227,20 @@ class Renderer:
             rank = (retold, self._said.get(body, -1))
             if self._allowed(user, reply) and (spare is None or rank < spare[0]):
                 # the allowed draw that tells no occasion again and was said longest ago (never: best)
-                spare = (rank, body, reply, act, context, ask)
+                spare = (rank, body, reply, act, context, ask, answer)
         else:
             # every draw was said before or not allowed now: reopen the spare (an occasion told again only if
             # nothing else was allowed) with a lead of its own, never on top of the lead it had (v3 catalogs only
             # compose acts, so the older suites' bytes do not depend on this)
             if spare is not None:
-                _, body, reply, act, context, ask = spare
+                _, body, reply, act, context, ask, answer = spare
             for _ in range(4):  # a lead it was not said with
                 user = self._reopen(body, leads)
                 if user not in self.used_user:
                     break
         self._tell(act, context)
         self._pairs.add((context, ask.user))
-        self._said[body] = self._used[context] = self._used[ask.user] = self._composed
+        self._said[body] = self._used[context] = self._used[ask.user] = self._used[answer] = self._composed
         self._composed += 1
         self.used_user.add(user)
         return user, reply

@@ -142,6 +142,21 @@ def test_an_occasion_with_its_own_price_or_month_is_told_once_per_persona():
     assert sum("hurts" in u or "aches" in u for u in said) == 15
 
 
+def test_an_ask_asked_again_gets_a_reply_the_persona_has_not_heard_yet():
+    # Session 29: in an XL suite 77% of cue turns had a reply the persona had already heard word for word (each
+    # ask had one reply, and a state is cued ~65 times in 1,050 turns). An ask's ``also`` replies are heard in turn.
+    asks = [Exchange(user="How do I stop it pulling?", assistant="Stop when the lead goes tight.",
+                     also=["Reward it for walking beside you.", "Try a front-clip harness."]),
+            Exchange(user="Is a harness better?", assistant="Often, for a puller.")]
+    act = Act(context=["My spaniel pulls on the lead.", "Bramble pulled me over.", "The lead burns my hand."],
+              asks=asks)
+    r = Renderer(CAT, random.Random(3), "Ana", {"Ana"}, home_city="Leeds")
+    r.at("2024-05-10T10:00:00")
+    heard = [reply for _ in range(8) for user, reply in [r.render_act("k", [act])] if "pulling?" in user]
+    assert len(heard) >= 3 and len(set(heard[:3])) == 3, heard  # all three before any comes back
+    assert Exchange(user="Q?", assistant="A.").replies() == ["A."]
+
+
 def test_a_person_the_user_mentions_keeps_one_state_of_each_trait(suites):
     # The blind read of seed 1911: an old school friend coding, then feeding a cat, walking a hound, and the cat
     # again. A confounder may show anyone in any state, but one person stays in one state of a trait.

@@ -77,6 +77,8 @@ def test_no_reply_in_the_packaged_catalogs_sums_up_the_user() -> None:
             for k, v in x.items():
                 if k == "assistant" and isinstance(v, str):
                     yield v
+                elif k == "also" and isinstance(v, list):
+                    yield from v
                 else:
                     yield from replies(v)
         elif isinstance(x, list):

@@ -94,7 +94,7 @@ def _background(catalog: Catalog, traits: list[Trait], rng: random.Random) -> di
     held = {t.trait_id for t in traits}
     texts = [text for t in traits for st in catalog.trait(t.trait_id).states
              for text in [*(x for a in st.acts for x in (*a.context, *(e.user for e in a.asks),
-                                                          *(e.assistant for e in a.asks))),
+                                                          *(r for e in a.asks for r in e.replies()))),
                           *(x for c in st.cues for x in (c.user, c.assistant))]]
     out: dict[str, str] = {}
     for tp in catalog.topics:
