@@ -157,6 +157,23 @@ def test_an_ask_asked_again_gets_a_reply_the_persona_has_not_heard_yet():
     assert Exchange(user="Q?", assistant="A.").replies() == ["A."]
 
 
+def test_a_pet_keeps_its_name_and_each_persona_has_its_own():
+    # The blind read of seed 2586: every dog owner of every suite walked a dog called Bramble and every cat owner
+    # fed Pepper (the catalog's texts named them). A pet's name is a fixed part, drawn once per persona.
+    for state_id, part in (("dog_owner", "dog"), ("cat_owner", "cat")):
+        st = next(s for s in CAT.trait("pet_life").states if s.state_id == state_id)
+        named = []
+        for seed in range(6):
+            r = Renderer(CAT, random.Random(seed), "Ana", {"Ana"}, home_city="Leeds")
+            r.at("2024-05-10T10:00:00")
+            said = " ".join(u + " " + a for u, a in (r.render_act(state_id, st.acts, st.parts, fixed=st.fixed_parts)
+                                                     for _ in range(30)))
+            names = {n for n in st.parts[part] if re.search(rf"\b{n}\b", said)}
+            assert len(names) == 1 and "{" not in said, (state_id, seed, names)
+            named += names
+        assert len(set(named)) >= 4, named
+
+
 def test_a_person_the_user_mentions_keeps_one_state_of_each_trait(suites):
     # The blind read of seed 1911: an old school friend coding, then feeding a cat, walking a hound, and the cat
     # again. A confounder may show anyone in any state, but one person stays in one state of a trait.
