@@ -57,13 +57,14 @@ def main() -> None:
             rows[str(seed)] = {"overlap_with_next_seed": d["overlap_with"][str(nxt)],  # type: ignore[index]
                                "distinct_option_texts": d["distinct_option_texts"],
                                "cue_word_share": d["cue_word_share"], "template_lookup": d["template_lookup"],
+                               "reply_heard_again": d["reply_heard_again"],
                                "lints": sum(len(v) for v in lints(suites[seed]).values())}
         xl = load_suite(xl_path)
         dx = diversity(xl)
         out["presets"] = rows
         out["xl"] = {"seed": args.xl_seed, "user_turns": dx["user_turns"],
                      "distinct_templates": dx["distinct_templates"], "cue_word_share": dx["cue_word_share"],
-                     "template_lookup": dx["template_lookup"],
+                     "template_lookup": dx["template_lookup"], "reply_heard_again": dx["reply_heard_again"],
                      "lints": sum(len(v) for v in lints(xl).values()), "generate_s": round(xl_s, 2)}
     print(json.dumps(out, indent=2))
 

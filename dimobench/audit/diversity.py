@@ -14,6 +14,8 @@
   their persona has already said twice before, and ``sentence_most_told``, the most times one persona says one
   sentence: what a reader notices long before any template count does (the same question seven times in 25
   turns);
+- ``reply_heard_again``: the share of turns whose assistant reply their persona has already been given word for
+  word (a suite without replies: None);
 (the text lints are :mod:`dimobench.audit.lints`).
 """
 
@@ -66,7 +68,22 @@ def diversity(suite: Suite, against: Sequence[tuple[str, Suite]] = (), catalog: 
             "distinct_templates": round(len(templates) / n, 4), "overlap_with": overlap,
             "distinct_option_texts": len({o for q in suite.qa for o in q.options}),
             "cue_word_share": cue_word_share(suite, catalog), "template_lookup": template_lookup(suite, catalog),
-            **sentence_repeats(suite, frozenset(norm(x) for x in (*catalog.leads, *catalog.trial_leads)))}
+            **sentence_repeats(suite, frozenset(norm(x) for x in (*catalog.leads, *catalog.trial_leads))),
+            "reply_heard_again": reply_heard_again(suite)}
+
+
+def reply_heard_again(suite: Suite) -> float | None:
+    """The ``reply_heard_again`` of the module docstring."""
+    heard: set[tuple[str, str]] = set()
+    total = again = 0
+    for turn in suite.dialogues:
+        if not turn.assistant.strip():
+            continue
+        key = (turn.persona_id, norm(turn.assistant))
+        again += key in heard
+        heard.add(key)
+        total += 1
+    return round(again / total, 4) if total else None
 
 
 _SENTENCE = re.compile(r"[^.!?]+[.!?]?")

@@ -319,3 +319,16 @@ def test_a_sentence_a_persona_says_a_third_time_counts_as_retold_and_leads_do_no
     suite = Suite(Path("."), Manifest.model_construct(), [], [], colon, [])
     assert sentence_repeats(suite, frozenset({"new topic:"})) == {"sentence_retold": round(1 / 3, 4),
                                                                    "sentence_most_told": 3}
+
+
+def test_a_reply_the_persona_was_already_given_counts_as_heard_again():
+    # Session 29: in an XL suite 77% of cue turns had a reply their persona had already been given word for word
+    from dimobench.audit.diversity import reply_heard_again
+
+    turns = [Turn(persona_id=p, turn=n, session=1, timestamp="2026-01-01T10:00:00", user=f"Q{n}?", assistant=a)
+             for n, (p, a) in enumerate([("p01", "Soak it."), ("p01", "Soak  it."), ("p02", "Soak it."),
+                                         ("p01", "Dry it."), ("p01", "Soak it.")], start=1)]
+    suite = Suite(Path("."), Manifest.model_construct(), [], [], turns, [])
+    assert reply_heard_again(suite) == round(2 / 5, 4)  # p01's second and third "Soak it."; p02's is its first
+    silent = [t.model_copy(update={"assistant": ""}) for t in turns]
+    assert reply_heard_again(Suite(Path("."), Manifest.model_construct(), [], [], silent, [])) is None
