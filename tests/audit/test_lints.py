@@ -321,7 +321,7 @@ def test_the_season_words_know_their_months():
     assert not in_season("Gathering elderflowers for cordial along the old railway path near me.", 10)
     assert in_season("Gathering elderflowers for cordial along the old railway path near me.", 6)
     assert in_season("A cucumber and elderflower spritz looks special.", 12)
-    # the blind read of seed 2586: a tent for a festival two months ahead, written in November; a Wimbledon
+    # session 28's blind reads: a tent for a festival two months ahead, written in November; a Wimbledon
     # ballot that came back empty in October
     assert not in_season("Dan has sorted a tent for the festival in January.", 11)
     assert in_season("Dan has sorted a tent for the festival in July.", 5)

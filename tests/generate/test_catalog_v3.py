@@ -158,8 +158,9 @@ def test_an_ask_asked_again_gets_a_reply_the_persona_has_not_heard_yet():
 
 
 def test_a_pet_keeps_its_name_and_each_persona_has_its_own():
-    # The blind read of seed 2586: every dog owner of every suite walked a dog called Bramble and every cat owner
-    # fed Pepper (the catalog's texts named them). A pet's name is a fixed part, drawn once per persona.
+    # Session 28's blind reads met pets of one name in two personas: every dog owner of every suite walked
+    # Bramble and every cat owner fed Pepper (the catalog's texts named them). A pet's name is now a fixed part,
+    # drawn once per persona.
     for state_id, part in (("dog_owner", "dog"), ("cat_owner", "cat")):
         st = next(s for s in CAT.trait("pet_life").states if s.state_id == state_id)
         named = []
