@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from dimobench.catalog_patterns import (  # noqa: F401  (re-exported: the catalog's text rules)
     EVENT_SLOTS,
+    LONG_HELD,
     MONTHS,
     NAMES_THE_USER,
     ONE_OFF,

@@ -234,6 +234,18 @@ ONE_OFF = re.compile(EVENT_SLOTS.pattern + r"|\b(?:my|our) (?:very )?first\b|\bf
 """An act's context that is one occasion, told once per persona (v3): one with :data:`EVENT_SLOTS`, or one that
 claims a first ("Got my first one-star review", told three times in seed 2231's blind read)."""
 
+LONG_HELD = re.compile(
+    r"\b(?:\w+-year-old|(?:I've|I have|we've|we have) (?:had|watched|used|followed|owned|kept|worn|done|played|known)"
+    r"\b[^.?!]{0,40}\bfor (?:years|ages|decades)|(?:went|been going) to for (?:years|ages)"
+    r"|(?:I've|I have|we've|we have) been [^.?!]{0,30}\bsince (?:school|childhood|uni|university|college|I was)"
+    r"|(?:known|friends) since (?:school|childhood|uni|university|college|I was)|as long as I can remember"
+    r"|my whole life)",
+    re.IGNORECASE,
+)
+"""An act's context that tells a state held for years ("my eight-year-old phone", "a laptop I've had for years",
+"friends since school"): a persona who came to the state by a drift in the suite's span does not say it (v3; the
+blind read of seed 2627: an early adopter who traded in last year's phone, then a keeper of an eight-year-old one)."""
+
 NAMES_THE_USER = re.compile(
     r"\b(?:since|now that) you(?:['’]ve| have)? (?:switched to|taken up|moved (?:on|over) to|given up|become|got "
     r"into|gotten into)\b"

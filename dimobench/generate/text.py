@@ -17,6 +17,7 @@ import re
 from datetime import datetime, timedelta
 
 from dimobench.catalog import (
+    LONG_HELD,
     MONTHS,
     WEEKDAYS,
     Act,
@@ -176,11 +177,13 @@ class Renderer:
 
 
     def render_act(self, key: str, acts: list[Act], parts: dict[str, list[str]] | None = None,
-                   leads: list[str] | None = None, fixed: list[str] | None = None, **extra: str) -> tuple[str, str]:
+                   leads: list[str] | None = None, fixed: list[str] | None = None, new_to_it: bool = False,
+                   **extra: str) -> tuple[str, str]:
         """Compose one turn from ``acts``: maybe a lead, one act's context, then one of its asks; the reply is
         the ask's. ``parts`` fill the state's own slots, those named in ``fixed`` with one value per persona;
-        ``leads``, when given, are the only openers and one is always used. Retries so the user text is new for
-        this persona."""
+        ``leads``, when given, are the only openers and one is always used; ``new_to_it``: the persona came to
+        this state by a drift, so it tells no context of a state held for years (:data:`LONG_HELD`) while its act
+        has another. Retries so the user text is new for this persona."""
         kept = {name: (name, *(parts or {})[name]) for name in fixed or ()}  # a part is kept per its values
         for name, k in kept.items():
             if k not in self._kept:
@@ -197,10 +200,12 @@ class Renderer:
             # twice), the next any context but an occasion already told, the last any at all: a turn can still
             # be written when the untold ones are out of season or barred now (an occasion is then told again
             # only as the spare below, when nothing else is allowed)
-            untold = [c for c in act.context if c not in self._told]
-            retellable = [c for c in act.context if not (c in self._told and act.occasion(c))]
+            told_as_new = ([c for c in act.context if not LONG_HELD.search(c)] or act.context) if new_to_it \
+                else act.context
+            untold = [c for c in told_as_new if c not in self._told]
+            retellable = [c for c in told_as_new if not (c in self._told and act.occasion(c))]
             fresh = attempt < 6
-            pool = untold if untold and fresh else retellable if retellable and attempt < 9 else act.context
+            pool = untold if untold and fresh else retellable if retellable and attempt < 9 else told_as_new
             # the least recently used context, then an ask it was not yet said with (the first draws; a random
             # one after that, should the stalest be out of season or barred now)
             context = pool[self._stalest(pool)] if attempt < 12 else self.rng.choice(pool)

@@ -175,6 +175,33 @@ def test_a_pet_keeps_its_name_and_each_persona_has_its_own():
         assert len(set(named)) >= 4, named
 
 
+def test_a_state_reached_by_a_drift_is_told_without_years_of_history(suites):
+    # The blind read of seed 2627: an early adopter traded in last year's phone, drifted to keeping old kit going,
+    # and then said "My eight-year-old phone dies by lunchtime". A state the persona came to by a drift is told
+    # without the contexts of a state held for years while its act has others.
+    from dimobench.catalog import LONG_HELD
+
+    assert LONG_HELD.search("My eight-year-old phone dies by lunchtime.")
+    assert LONG_HELD.search("The vents on a laptop I've had for years are caked in dust.")
+    assert LONG_HELD.search("My best mate and I have been friends since school.")
+    assert not LONG_HELD.search("I want one pair of boots that lasts for years.")
+    assert not LONG_HELD.search("My backside is sore for ages after each outing on the saddle.")
+    asks = [Exchange(user="How do I make it last?", assistant="Look after the battery."),
+            Exchange(user="Is it worth repairing?", assistant="Often, yes.")]
+    act = Act(context=["My eight-year-old phone dies by lunchtime.", "The phone's battery is swelling.",
+                       "A laptop I've had for years is slowing down."], asks=asks)
+    for new_to_it, told in ((True, False), (False, True)):
+        r = Renderer(CAT, random.Random(4), "Ana", {"Ana"}, home_city="Leeds")
+        r.at("2024-05-10T10:00:00")
+        said = [r.render_act("k", [act], new_to_it=new_to_it)[0] for _ in range(6)]
+        assert any(LONG_HELD.search(u) for u in said) is told, said
+    for s in suites:
+        initial = {(p.persona_id, t.trait_id): t.initial_state for p in s.personas for t in p.traits}
+        late = [t.user for t in s.dialogues if t.annotation and t.annotation.kind == "cue"
+                and t.annotation.state_id != initial[(t.persona_id, t.annotation.trait_id)]]
+        assert late and not [u for u in late if LONG_HELD.search(u)]
+
+
 def test_a_person_the_user_mentions_keeps_one_state_of_each_trait(suites):
     # The blind read of seed 1911: an old school friend coding, then feeding a cat, walking a hound, and the cat
     # again. A confounder may show anyone in any state, but one person stays in one state of a trait.

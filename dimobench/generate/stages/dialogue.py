@@ -28,10 +28,11 @@ RULES_VERSION = "3"
 the persona's own city fills {city} under the validity rules and catalog v3 alike (2); the renderer of sessions
 26-27 draws the least recently used contexts and asks and reopens a spent turn behind one lead, a trial turn's
 own (3), so ``--resume`` with an unchanged v3 catalog reruns the dialogue stage."""
-TEXT_RULES_VERSION = "5"
+TEXT_RULES_VERSION = "6"
 """The version with a catalog of text rules v3: elderflowers picked only in May and June (4, session 28,
 :data:`dimobench.catalog.SEASONAL`, whose words only v3 text rules read); picnics in the warm months, a Wimbledon
-ballot's result in spring, no camping at a festival in the cold months (5, session 29)."""
+ballot's result in spring, no camping at a festival in the cold months (5, session 29); a state the persona came
+to by a drift told without years of history (6, session 29, :data:`dimobench.catalog.LONG_HELD`)."""
 READS = ("personas.jsonl", "schedules.jsonl")
 WRITES = ("dialogues.jsonl",)
 CONFIG_FIELDS = ("seed", "turns", "cue_rate", "maintenance_cue_rate", "generator", "qa_rules")
@@ -92,9 +93,12 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
                          and bool(inputs.catalog.trial_leads) and bool(state.acts))
                 if trial and drift is not None:
                     tried[drift.drift_id] = tried.get(drift.drift_id, 0) + 1
+                # a state the persona came to by a drift has no years of history yet (v3 catalogs only)
+                new_to_it = inputs.catalog.text_rules == "v3" and state_id != next(
+                    tr.initial_state for tr in persona.traits if tr.trait_id == trait_id)
                 user, assistant = (renderer.render_act(key, state.acts, state.parts,
                                                        inputs.catalog.trial_leads if trial else None,
-                                                       state.fixed_parts)
+                                                       state.fixed_parts, new_to_it)
                                    if state.acts else renderer.render(key, state.cues))
                 ann = Annotation(kind="cue", trait_id=trait_id, state_id=state_id)
             turns.append(Turn(persona_id=persona.persona_id, turn=t, session=session, timestamp=ts, user=user,
