@@ -202,6 +202,22 @@ def test_a_state_reached_by_a_drift_is_told_without_years_of_history(suites):
         assert late and not [u for u in late if LONG_HELD.search(u)]
 
 
+def test_a_distant_past_is_told_once(suites):
+    # The blind read of seed 2627: "back then I wore smart tailored suits and crisp shirts on ordinary weekdays"
+    # twice in five minutes, in two decoy templates
+    from dimobench.generate.text import habit_of
+
+    told = Counter()
+    for s in suites:
+        for t in s.dialogues:
+            if t.annotation and t.annotation.kind == "decoy":
+                st = next(x for x in CAT.trait(t.annotation.trait_id).states if x.state_id == t.annotation.state_id)
+                said = [h for h in st.habits if habit_of(h, CAT, None) in t.user]
+                assert said, t.user
+                told[(s.path, t.persona_id, said[0])] += 1
+    assert told and max(told.values()) == 1, told.most_common(3)
+
+
 def test_a_person_the_user_mentions_keeps_one_state_of_each_trait(suites):
     # The blind read of seed 1911: an old school friend coding, then feeding a cat, walking a hound, and the cat
     # again. A confounder may show anyone in any state, but one person stays in one state of a trait.

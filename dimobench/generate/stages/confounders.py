@@ -27,6 +27,8 @@ VERSION = "1"
 RULES_VERSION = "2"
 """The version under the validity rules or catalog v3 (:func:`dimobench.generate.pipeline.stage_versions`):
 the persona's own city fills {city} under the validity rules and catalog v3 alike."""
+TEXT_RULES_VERSION = "3"
+"""The version with a catalog of text rules v3: a persona tells each distant past once (3, session 29)."""
 READS = ("personas.jsonl", "schedules.jsonl", "dialogues.jsonl")
 WRITES = ("dialogues.jsonl",)
 CONFIG_FIELDS = ("seed", "confounder_rate", "generator", "qa_rules")
@@ -114,8 +116,16 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
         pool = entry.states if catalog.text_rules == "v3" else others
         shown = pick[0] if pick and rng.random() < 0.6 else rng.choice(pool)
     if kind == "decoy":
-        user, assistant = renderer.render("decoy", catalog.decoy,
-                                          habit=habit_of(rng.choice(shown.habits), catalog, None))
+        habits = shown.habits
+        if catalog.text_rules == "v3":
+            # a distant past is told once ("back then I wore smart tailored suits" twice in five minutes: the
+            # blind read of seed 2627); the user's own habits are told as ("", habit)
+            habits = [h for h in shown.habits if ("", h) not in told]
+            if not habits:
+                return None
+        habit = rng.choice(habits)
+        told.add(("", habit))
+        user, assistant = renderer.render("decoy", catalog.decoy, habit=habit_of(habit, catalog, None))
         return user, assistant, Annotation(kind="decoy", trait_id=trait_id, state_id=shown.state_id)
     if catalog.text_rules != "v3":
         habit = rng.choice(shown.habits)
