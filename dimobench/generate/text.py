@@ -42,6 +42,11 @@ HOURS: dict[str, tuple[int, int]] = {
 """The hours (first, last) a ``{time_of_day}`` word covers; a v3 ``{clock}`` is drawn inside them."""
 _CLOCK_SLOT_NOW = re.compile(r"\b(?:it's|it is) \{clock\}", re.IGNORECASE)
 """A template telling its ``{clock}`` as the time now."""
+_CLOCK_PAST = re.compile(r"\b(?:\w{3,}ed|got|met|rang|was|were)\b[^.?!]*\{clock\}", re.IGNORECASE)
+"""A template telling what happened at its ``{clock}`` (v3: earlier today, so not later than the turn's own time;
+the blind read of seed 2637: "I minted an NFT ... at 12:45" sent at 12:17)."""
+_CLOCK_NOT_PAST = re.compile(r"\{weekday\}|\btomorrow\b|\buntil \{clock\}|\bI've got\b", re.IGNORECASE)
+"""What makes a :data:`_CLOCK_PAST` match another day or a plan ("moved to {weekday} at {clock}")."""
 _NOW = re.compile(r"\b(?:I'm|I am|we're|we are|is|are|am)\b[^.?!]*\{time_of_day\}", re.IGNORECASE)
 """A sentence in the present tense about this part of the day: its ``{time_of_day}`` is the part the turn is in."""
 LEAD_SHARE = 1 / 3
@@ -61,6 +66,7 @@ class Renderer:
         self._bags: dict[str, list[int]] = {}
         self.used_user: set[str] = set()
         self.hour: int | None = None
+        self.minute = 0
         """The hour of the turn being written (catalog v3: ``{time_of_day}`` is a part of today already begun,
         since most cues tell what the user did "this evening")."""
         self.barred: re.Pattern[str] | None = None
@@ -97,6 +103,7 @@ class Renderer:
         """Write the next turns as of ``timestamp`` (ISO 8601): its hour and month (catalog v3 only)."""
         if self.catalog.text_rules == "v3":
             self.hour, self.month = int(timestamp[11:13]), int(timestamp[5:7])
+            self.minute = int(timestamp[14:16])
             self.today = WEEKDAYS[datetime.fromisoformat(timestamp).weekday()]
 
     def _fits(self, user: str, reply: str) -> bool:
@@ -124,11 +131,14 @@ class Renderer:
             **{k: self.rng.choice(v) for k, v in s.items()},
         }
         if self.catalog.text_rules == "v3":
-            values.update(self._typed(values, bool(_NOW.search(template)), bool(_CLOCK_SLOT_NOW.search(template))))
+            past = bool(_CLOCK_PAST.search(template)) and not _CLOCK_NOT_PAST.search(template)
+            values.update(self._typed(values, bool(_NOW.search(template)), bool(_CLOCK_SLOT_NOW.search(template)),
+                                      past))
         values.update(extra)
         return values
 
-    def _typed(self, values: dict[str, str], now: bool = False, clock_now: bool = False) -> dict[str, str]:
+    def _typed(self, values: dict[str, str], now: bool = False, clock_now: bool = False,
+               clock_past: bool = False) -> dict[str, str]:
         typed: dict[str, str] = {}
         if self.hour is not None:
             # a part of the day already begun ("what I did this morning"); a text in the present tense ("I'm
@@ -147,7 +157,11 @@ class Renderer:
         hour = self.rng.randint(first, last)
         if clock_now and self.hour is not None:  # "It's {clock} and I'm still answering messages": the turn's hour
             hour = self.hour
-        typed["clock"] = f"{hour}:{self.rng.choice(('00', '15', '30', '45'))}"
+        minutes: tuple[str, ...] = ("00", "15", "30", "45")
+        if clock_past and self.hour is not None and hour >= self.hour:  # earlier today, not later (_CLOCK_PAST)
+            hour = self.hour
+            minutes = tuple(m for m in minutes if int(m) <= self.minute) or ("00",)
+        typed["clock"] = f"{hour}:{self.rng.choice(minutes)}"
         currency = self.catalog.currencies.get(self.home_city or values["city"], "")
         scale = self.catalog.price_scale.get(currency.strip(), 1)
         typed["price"] = _Price(f"{currency}{_amount(values.get('price', '0'), scale)}", currency, scale,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -297,6 +298,19 @@ def test_the_v3_renderer_never_names_today_as_a_weekday():
 def test_the_v3_renderer_writes_this_month_and_keeps_seasonal_texts_in_season():
     said = _rendered_at("2024-07-14T10:00:00", ["Cleared the snow off the car.", "Booked a table for {month}."], 1)
     assert not any("snow" in u for u in said) and any("July" in u for u in said), said
+
+
+def test_the_v3_renderer_tells_a_clock_time_that_happened_earlier_today_not_later():
+    # The blind read of seed 2637: "I minted an NFT from an artist's drop at 12:45" sent at 12:17
+    for seed in range(6):
+        said = _rendered_at("2024-07-14T12:17:00", ["I minted an NFT from an artist's drop at {clock}.",
+                                                   "I ordered a set of oil paints at {clock}."], seed)
+        clocks = [re.search(r"(\d+):(\d\d)", u) for u in said]
+        assert all(c and (int(c.group(1)), int(c.group(2))) <= (12, 17) for c in clocks), said
+    # a plan or another day keeps any time: "moved to {weekday} at {clock}"
+    later = _rendered_at("2024-07-14T08:05:00", ["The meeting has been moved to {weekday} at {clock}.",
+                                                "The meeting was moved to {weekday} at {clock}."], 1, n=12)
+    assert any(int(re.search(r"(\d+):", u).group(1)) > 8 for u in later), later
 
 
 def test_the_season_words_know_their_months():

@@ -28,7 +28,8 @@ RULES_VERSION = "2"
 """The version under the validity rules or catalog v3 (:func:`dimobench.generate.pipeline.stage_versions`):
 the persona's own city fills {city} under the validity rules and catalog v3 alike."""
 TEXT_RULES_VERSION = "3"
-"""The version with a catalog of text rules v3: a persona tells each distant past once (3, session 29)."""
+"""The version with a catalog of text rules v3: a persona tells each distant past once, and none that a trait it
+holds also shows (3, session 29)."""
 READS = ("personas.jsonl", "schedules.jsonl", "dialogues.jsonl")
 WRITES = ("dialogues.jsonl",)
 CONFIG_FIELDS = ("seed", "confounder_rate", "generator", "qa_rules")
@@ -98,7 +99,13 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
         # "Years ago I ..." must not name a state the user holds inside the suite's span (the timeline would
         # contradict it); where every state is held, the turn stays a filler.
         held = plan.held_states(trait_id)
-        never = [s for s in entry.states if s.state_id not in held]
+        # nor a state whose options another trait the persona holds also supports (conflicts.json): "years ago
+        # I hand-made objects at a workbench" beside this week's dovetailed table (the blind read of seed 2637)
+        own = {(t.trait_id, st) for t in plan.persona.traits if t.trait_id != trait_id
+               for st in plan.held_states(t.trait_id)}
+        never = [s for s in entry.states if s.state_id not in held
+                 and not any(tuple(c) in own for o in (*s.answers, *s.recommendations)
+                             for c in catalog.conflicts.get(o, ()))]
         if not never or entry.min_age:
             # a trait with a minimum age is bound to a stage of life ("eased gradually into semi-retirement"
             # years ago at 43: blind read of seed 2041), so no distant past of it is told

@@ -32,7 +32,8 @@ TEXT_RULES_VERSION = "6"
 """The version with a catalog of text rules v3: elderflowers picked only in May and June (4, session 28,
 :data:`dimobench.catalog.SEASONAL`, whose words only v3 text rules read); picnics in the warm months, a Wimbledon
 ballot's result in spring, no camping at a festival in the cold months (5, session 29); a state the persona came
-to by a drift told without years of history (6, session 29, :data:`dimobench.catalog.LONG_HELD`)."""
+to by a drift told without years of history (6, session 29, :data:`dimobench.catalog.LONG_HELD`), and a
+``{clock}`` that happened earlier today no later than the turn's own time."""
 READS = ("personas.jsonl", "schedules.jsonl")
 WRITES = ("dialogues.jsonl",)
 CONFIG_FIELDS = ("seed", "turns", "cue_rate", "maintenance_cue_rate", "generator", "qa_rules")
