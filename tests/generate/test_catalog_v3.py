@@ -540,7 +540,7 @@ def test_a_persona_that_does_not_hold_the_commute_trait_still_gets_about_one_way
             # and of the ways of getting about, it bars the fewest of what the persona's own traits say (the review
             # of this rule: a walker's background redrew "a forty-minute drive home" from a night worker's cues)
             own = [x for t in p.traits for st in CAT.trait(t.trait_id).states for a in st.acts
-                   for x in (*a.context, *(e.user for e in a.asks), *(e.assistant for e in a.asks))]
+                   for x in (*a.context, *(e.user for e in a.asks), *(r for e in a.asks for r in e.replies()))]
 
             clashes = {st.state_id: sum(1 for x in own if barred_pattern(frozenset(st.excludes)).search(x))
                        for st in commute.states}
