@@ -131,9 +131,10 @@ class Renderer:
             **{k: self.rng.choice(v) for k, v in s.items()},
         }
         if self.catalog.text_rules == "v3":
-            past = bool(_CLOCK_PAST.search(template)) and not _CLOCK_NOT_PAST.search(template)
-            values.update(self._typed(values, bool(_NOW.search(template)), bool(_CLOCK_SLOT_NOW.search(template)),
-                                      past))
+            clock = "{clock}" in template  # most templates have none: skip the clock patterns
+            past = clock and bool(_CLOCK_PAST.search(template)) and not _CLOCK_NOT_PAST.search(template)
+            values.update(self._typed(values, bool(_NOW.search(template)),
+                                      clock and bool(_CLOCK_SLOT_NOW.search(template)), past))
         values.update(extra)
         return values
 
