@@ -236,7 +236,8 @@ class Renderer:
             body = f"{_fill(context, values)} {_fill(ask.user, values)}"
             user = f"{lead} {body}" if lead else body
             # the reply the persona heard least recently (a catalog-v3 ask may have several, ``Exchange.also``)
-            answer = ask.assistant if not ask.also else ask.replies()[self._stalest(ask.replies())]
+            replies = ask.replies()
+            answer = replies[self._stalest(replies)] if ask.also else ask.assistant
             reply = _fill(answer, values)
             event = self.catalog.text_rules == "v3" and act.occasion(context)
             retold = event and context in self._told

@@ -76,6 +76,7 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
                             city_slot(persona, cfg.qa_rules, inputs.catalog), friends_of(persona))
         clock = Clock(prng)
         tried: dict[str, int] = {}
+        initial = {tr.trait_id: tr.initial_state for tr in persona.traits}
         for t in range(1, cfg.turns + 1):
             session, ts = clock.tick()
             renderer.at(ts)
@@ -95,8 +96,7 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
                 if trial and drift is not None:
                     tried[drift.drift_id] = tried.get(drift.drift_id, 0) + 1
                 # a state the persona came to by a drift has no years of history yet (v3 catalogs only)
-                new_to_it = inputs.catalog.text_rules == "v3" and state_id != next(
-                    tr.initial_state for tr in persona.traits if tr.trait_id == trait_id)
+                new_to_it = inputs.catalog.text_rules == "v3" and state_id != initial[trait_id]
                 user, assistant = (renderer.render_act(key, state.acts, state.parts,
                                                        inputs.catalog.trial_leads if trial else None,
                                                        state.fixed_parts, new_to_it)
