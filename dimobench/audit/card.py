@@ -8,7 +8,8 @@ from dimobench.suite.card import noise_note
 
 DEFAULT_GATES = {"no_context": 0.30, "bow_window": 0.35, "recent_mention": 0.35, "bow_window_inverse": 0.35,
                  "recent_mention_inverse": 0.35, "bow_window_replies": 0.35, "recent_mention_replies": 0.35,
-                 "bow_window_replies_inverse": 0.35, "recent_mention_replies_inverse": 0.35, "flagged_items": 0,
+                 "bow_window_replies_inverse": 0.35, "recent_mention_replies_inverse": 0.35, "past_inverse": 0.35,
+                 "flagged_items": 0,
                  "lint_findings": 0}
 """Upper bounds: the strongest no-context attack, each shortcut baseline, flagged items, text lints."""
 

@@ -11,7 +11,7 @@ import pytest
 from dimobench.api import GenerateConfig, audit_suite, generate_suite, load_suite, reference_seeds
 from dimobench.audit.card import summary
 from dimobench.audit.items import Item, cluster_interval, credit, items_of, relabel_null
-from dimobench.audit.shortcuts import Dialogue, bow_window, recent_mention
+from dimobench.audit.shortcuts import Dialogue, bow_window, past_inverse, recent_mention
 from dimobench.catalog import find_catalog
 from dimobench.suite.load import Suite
 from dimobench.suite.schema import Manifest, QAItem, Turn
@@ -235,6 +235,62 @@ def test_shortcuts_read_only_the_turns_up_to_the_question():
     dialogue = Dialogue([("s", suite)])
     assert credit(bow_window(dialogue, item), item.gold) == 1.0
     assert credit(recent_mention(dialogue, item), item.gold) == 1.0
+
+
+def test_the_past_shortcut_answers_by_elimination_from_what_the_user_left_behind():
+    # A user who recalls three of the four options as their distant past leaves one: the shortcut finds it
+    # without any cue of it, from the turns up to the question only.
+    qa = QAItem(qa_id="p01-q1", persona_id="p01", ask_turn=4, qa_type="current_state", phase="stable",
+                trait_id=None, drift_id=None, question="What does Ann do at weekends?",
+                options=["Hiking in the hills", "Baking sourdough bread", "Playing chess at a club", "Watching films"],
+                answer_index=1, answer="Baking sourdough bread", stale_index=None, confounder_index=None,
+                evidence_turns=[])
+    turns = [_turn(1, "Years ago, I went hiking in the hills every weekend."),
+             _turn(2, "Back then I played chess at a club on Saturdays."),
+             _turn(3, "A long time ago I watched films every weekend; it feels a world away."),
+             _turn(4, "The kettle is broken again."),
+             _turn(5, "Ages ago I baked sourdough bread.")]
+    suite = Suite(Path("."), Manifest.model_construct(), [], [], turns, [qa])
+    items = items_of([("s", suite)])
+    assert credit(past_inverse([("s", suite)], items)[0], items[0].gold) == 1.0
+    # asked before any of it was said, every option ties
+    early = items_of([("s", Suite(Path("."), Manifest.model_construct(), [], [], turns,
+                                  [qa.model_copy(update={"ask_turn": 0})]))])
+    assert len(set(past_inverse([("s", suite)], early)[0])) == 1
+
+
+def test_a_suite_whose_distant_pasts_name_every_wrong_option_fails_the_past_gate(two_seeds, tmp_path):
+    # each kept question follows three turns in which the user recalls one of its wrong options as their past
+    qa = [json.loads(line) for line in (two_seeds[0] / "qa.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = [json.loads(line) for line in (two_seeds[0] / "dialogues.jsonl").read_text(encoding="utf-8").splitlines()]
+    at = {(r["persona_id"], r["turn"]): r for r in rows}
+    used: set[tuple[str, int]] = set()
+    kept, planted = [], []
+    for q in qa:
+        slots = [(q["persona_id"], q["ask_turn"] - k) for k in range(3)]
+        if any(s in used or s not in at for s in slots):
+            continue
+        used.update(slots)
+        kept.append(q)
+        wrong = [o for i, o in enumerate(q["options"]) if i != q["answer_index"]]
+        planted += [(s, f"Years ago I spent my time on {o.lower()}, a long time ago now.")
+                    for s, o in zip(slots, wrong, strict=True)]
+    assert len(kept) >= 20
+
+    def write(dst: Path, plant: bool) -> Path:
+        shutil.copytree(two_seeds[0], dst)
+        new = {**at}
+        if plant:
+            new.update({s: {**at[s], "user": text} for s, text in planted})
+        (dst / "qa.jsonl").write_text("".join(json.dumps(q) + "\n" for q in kept), encoding="utf-8")
+        (dst / "dialogues.jsonl").write_text("".join(json.dumps(new[(r["persona_id"], r["turn"])]) + "\n"
+                                                     for r in rows), encoding="utf-8")
+        return dst
+
+    clean, leaky = audit_suite(write(tmp_path / "clean", False)), audit_suite(write(tmp_path / "pasts", True))
+    assert _accuracy(clean, "past_inverse") < 0.35
+    assert _accuracy(leaky, "past_inverse") > 0.7
+    assert not next(g for g in leaky.gates if g.name == "past_inverse").passed
 
 
 def test_replies_that_name_the_users_state_lift_the_reply_shortcuts_past_their_gate(two_seeds, tmp_path):

@@ -227,6 +227,22 @@ def test_a_distant_past_is_told_once(suites):
     assert told and max(told.values()) == 1, told.most_common(3)
 
 
+def test_a_persona_recalls_one_distant_past_per_trait(tmp_path: Path):
+    # XL seed 2636 (session 29's code): one persona recalled three abandoned ways of learning, so the one option
+    # its distant pasts never named was the answer; `dimobench audit`'s past_inverse scored 0.442 on it
+    from dimobench.api import GenerateConfig, generate_suite
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DIMOBENCH_CATALOG", str(V3))
+        generate_suite(GenerateConfig(turns=600, personas=2, drifts=2, seed=2636, qa_rules="valid"), tmp_path / "long")
+    pasts: dict[tuple[str, str | None], set[str | None]] = {}
+    for t in load_suite(tmp_path / "long").dialogues:
+        if t.annotation and t.annotation.kind == "decoy":
+            pasts.setdefault((t.persona_id, t.annotation.trait_id), set()).add(t.annotation.state_id)
+    assert sum(len(v) for v in pasts.values()) >= 4, pasts  # enough distant pasts for a second one to show
+    assert all(len(v) == 1 for v in pasts.values()), pasts
+
+
 def test_a_person_the_user_mentions_keeps_one_state_of_each_trait(suites):
     # The blind read of seed 1911: an old school friend coding, then feeding a cat, walking a hound, and the cat
     # again. A confounder may show anyone in any state, but one person stays in one state of a trait.

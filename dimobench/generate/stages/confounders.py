@@ -6,7 +6,8 @@ Three kinds (DESIGN.md section 3):
   often the upcoming state, which baits premature correction; after it often the old one, which baits
   old-memory pull); in catalog v3 any state, the user's own included, so a mention carries no answer;
 - ``decoy``: the user recalling their own distant past in a state they are not in now (catalog v3: a state
-  they never hold in the suite's span, so the recollection cannot contradict the timeline).
+  they never hold in the suite's span, so the recollection cannot contradict the timeline, and one such past
+  per trait, so that remembering what the user left behind rules out one option at most).
 Stable traits get their share, so ``stability`` questions always follow confounders that suggest a change.
 """
 
@@ -27,9 +28,9 @@ VERSION = "1"
 RULES_VERSION = "2"
 """The version under the validity rules or catalog v3 (:func:`dimobench.generate.pipeline.stage_versions`):
 the persona's own city fills {city} under the validity rules and catalog v3 alike."""
-TEXT_RULES_VERSION = "3"
+TEXT_RULES_VERSION = "4"
 """The version with a catalog of text rules v3: a persona tells each distant past once, and none that a trait it
-holds also shows (3, session 29)."""
+holds also shows (3, session 29); a persona has one distant past per trait (4, session 30)."""
 READS = ("personas.jsonl", "schedules.jsonl", "dialogues.jsonl")
 WRITES = ("dialogues.jsonl",)
 CONFIG_FIELDS = ("seed", "confounder_rate", "generator", "qa_rules")
@@ -70,10 +71,11 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
         n = min(len(fillers), round(cfg.confounder_rate * len(turns)))
         shown_as: dict[tuple[str, str], str] = {}  # (entity, trait) -> the state that person was shown in
         told: set[tuple[str, str]] = set()  # (entity, habit) already told of that person
+        pasts: dict[str, str] = {}  # trait -> the one state the user's distant past shows (catalog v3)
         for i in sorted(prng.sample(fillers, n)):
             kind = prng.choices(list(KIND_WEIGHTS), list(KIND_WEIGHTS.values()))[0]
             renderer.at(turns[i].timestamp)
-            made = _confounder(kind, turns[i].turn, plan, inputs.catalog, renderer, prng, shown_as, told)
+            made = _confounder(kind, turns[i].turn, plan, inputs.catalog, renderer, prng, shown_as, told, pasts)
             if made is not None:
                 user, assistant, ann = made
                 turns[i] = turns[i].model_copy(update={"user": user, "assistant": assistant, "annotation": ann})
@@ -83,7 +85,7 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
 
 def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer: Renderer,
                 rng: random.Random, shown_as: dict[tuple[str, str], str],
-                told: set[tuple[str, str]]) -> tuple[str, str, Annotation] | None:
+                told: set[tuple[str, str]], pasts: dict[str, str]) -> tuple[str, str, Annotation] | None:
     traits = [tr.trait_id for tr in plan.persona.traits]
     drift = plan.active_drift(t)
     weights = [2.0 if (drift and tid == drift.trait_id) or tid in plan.stable_traits else 1.0 for tid in traits]
@@ -110,7 +112,12 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
             # a trait with a minimum age is bound to a stage of life ("eased gradually into semi-retirement"
             # years ago at 43: blind read of seed 2041), so no distant past of it is told
             return None
-        shown = rng.choice(never)
+        # One distant past per trait: a persona who recalled three abandoned ways of learning answered every
+        # question on it by elimination (`dimobench audit`'s past_inverse: 0.442 on XL seed 2636), and no one
+        # has three former lives of one habit. The held states never change, so the first pick stays in `never`.
+        if trait_id not in pasts:
+            pasts[trait_id] = rng.choice(never).state_id
+        shown = next(s for s in never if s.state_id == pasts[trait_id])
     elif kind == "decoy":
         change = plan.last_change(trait_id, t)
         # A drifted trait's decoy recalls the state it left; a stable trait's recalls a distant past.
