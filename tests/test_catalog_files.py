@@ -204,7 +204,7 @@ def test_default_suites_keep_their_stage_fingerprints_and_the_validity_rules_bum
         "0d45f72adf83")
     assert set(stage_versions(make_config(), load_catalog()).values()) == {"1"}
     assert stage_versions(make_config(qa_rules="valid"), load_catalog())["qa"] == "2"
-    assert stage_versions(make_config(), load_catalog(find_catalog("catalog-v3")))["dialogue"] == "6"
+    assert stage_versions(make_config(), load_catalog(find_catalog("catalog-v3")))["dialogue"] == "7"
     assert stage_versions(make_config(), load_catalog(find_catalog("catalog-v3")))["personas"] == "2"
     # what only v3 text rules change (look-alike names, elderflowers) leaves a v1/v2 suite of the validity rules be
     valid_v2 = stage_versions(make_config(qa_rules="valid"), load_catalog(find_catalog("catalog-v2")))
@@ -242,3 +242,17 @@ def test_catalog_v3_conflict_table_was_built_from_the_catalog_as_it_stands():
     root = Path(str(find_catalog("catalog-v3")))
     stored = (root / "conflicts.sha256").read_text(encoding="utf-8").strip()
     assert stored == _conflict_build().inputs_digest(load_catalog(str(root))), "rerun scripts/build_conflicts.py"
+
+
+@pytest.mark.parametrize("happening", [r"\b(summon|called up for jury|selected for jury)",
+                                       r"\bstreetlight\b.*\b(flicker|out since|stays on|glowing)",
+                                       r"\bdouble rainbow|second, fainter rainbow|rainbow with a second"])
+def test_catalog_v3_tells_each_one_off_happening_of_the_filler_in_one_once_act(happening):
+    # Blind reads of seeds 2637 and 2661: a jury summons arriving twice in one dialogue ("as if new"), a broken
+    # streetlight reported at turns 29 and 30, a double rainbow at 314 and 317: separate filler acts told the same
+    # happening, each once. All the contexts that tell one are now one act a persona tells once.
+    cat = load_catalog(str(find_catalog("catalog-v3")))
+    rx = re.compile(happening, re.I)
+    holders = [a for a in cat.filler_acts if any(rx.search(c) and not re.match(r"\{(friend|someone)\}|A colleague", c)
+                                                 for c in a.context)]
+    assert len(holders) == 1 and holders[0].once, [a.context for a in holders]

@@ -259,7 +259,7 @@ class Renderer:
                 user = self._reopen(body, leads)
                 if user not in self.used_user:
                     break
-        self._tell(act, context)
+        self._tell(act, context, acts)
         self._pairs.add((context, ask.user))
         self._said[body] = self._used[context] = self._used[ask.user] = self._used[answer] = self._composed
         self._composed += 1
@@ -272,12 +272,15 @@ class Renderer:
         cut = age[(len(age) - 1) // 2]
         return self.rng.choice([i for i, t in enumerate(texts) if self._used.get(t, -1) <= cut])
 
-    def _tell(self, act: Act, context: str) -> None:
+    def _tell(self, act: Act, context: str, acts: list[Act]) -> None:
         """Record ``context`` as told; an occasion's other contexts in the same act tell the same occasion in other
-        words (the jury summons, the savings plan), so they count as told with it."""
+        words (the jury summons, the savings plan), so they count as told with it, and so do the contexts of the
+        other acts of its :attr:`Act.group` among ``acts``."""
         self._told.add(context)
         if act.occasion(context):
             self._told.update(c for c in act.context if act.occasion(c))
+        if act.group:
+            self._told.update(c for other in acts if other.group == act.group for c in other.context)
 
     def _reopen(self, user: str, leads: list[str] | None = None) -> str:
         """A user text already said, made new with one of ``leads`` when the turn has its own (a drift's trial

@@ -227,6 +227,24 @@ def test_a_distant_past_is_told_once(suites):
     assert told and max(told.values()) == 1, told.most_common(3)
 
 
+def test_a_preset_persona_tells_each_filler_happening_once(suites):
+    # Blind read of seed 2677: a jury summons received three times, a chirping smoke alarm asked about three
+    # times, stale bread three times, in one dialogue. Every filler act is told once, and acts of one group (three
+    # smoke-alarm acts) count as one, while any other is left: a preset's persona never runs out.
+    from dimobench.catalog import template_pattern
+
+    pieces = [(a.group or f"act{i}", *template_pattern(c)) for i, a in enumerate(CAT.filler_acts) for c in a.context]
+    assert sum(1 for a in CAT.filler_acts if a.group) >= 40
+    for s in suites:
+        told: Counter[tuple[str, str]] = Counter()
+        for t in s.dialogues:
+            if t.annotation and t.annotation.kind == "filler":
+                low = t.user.lower()
+                for key in {k for k, lit, rx in pieces if lit.lower() in low and rx.search(t.user)}:
+                    told[(t.persona_id, key)] += 1
+        assert len(told) > 300 and max(told.values()) == 1, told.most_common(3)
+
+
 def test_a_persona_recalls_one_distant_past_per_trait(tmp_path: Path):
     # XL seed 2636 (session 29's code): one persona recalled three abandoned ways of learning, so the one option
     # its distant pasts never named was the answer; `dimobench audit`'s past_inverse scored 0.442 on it
