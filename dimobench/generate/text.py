@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 import re
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from dimobench.catalog import (
     LONG_HELD,
@@ -49,6 +50,8 @@ _CLOCK_NOT_PAST = re.compile(r"\{weekday\}|\btomorrow\b|\buntil \{clock\}|\bI've
 """What makes a :data:`_CLOCK_PAST` match another day or a plan ("moved to {weekday} at {clock}")."""
 _NOW = re.compile(r"\b(?:I'm|I am|we're|we are|is|are|am)\b[^.?!]*\{time_of_day\}", re.IGNORECASE)
 """A sentence in the present tense about this part of the day: its ``{time_of_day}`` is the part the turn is in."""
+FRESH_DRAWS = 6
+"""Draws of an act that take only contexts the persona has not told, before a told one may be told again."""
 LEAD_SHARE = 1 / 3
 """Share of composed turns that open with one of the catalog's leads."""
 _PRONOUNS = {"f": {"he": "she", "them": "her", "their": "her"}, "m": {"he": "he", "them": "him", "their": "his"}}
@@ -79,6 +82,9 @@ class Renderer:
         after six draws found no untold one."""
         self._said: dict[str, int] = {}
         """Composed turns this persona has said, without their lead -> when last said (:attr:`_used`)."""
+        self._left: dict[str, list[Act]] = {}
+        self._act_months: dict[int, frozenset[int]] = {}
+        """Acts of a :meth:`render_fresh_act` key with a context this persona has not told yet."""
         self._pairs: set[tuple[str, str]] = set()
         """(context, ask) templates this persona has said together."""
         self._composed = 0
@@ -199,15 +205,44 @@ class Renderer:
         ``leads``, when given, are the only openers and one is always used; ``new_to_it``: the persona came to
         this state by a drift, so it tells no context of a state held for years (:data:`LONG_HELD`) while its act
         has another. Retries so the user text is new for this persona."""
+        made = self._render_act(key, acts, parts, leads, fixed, new_to_it, False, **extra)
+        assert made is not None
+        return made
+
+    def render_fresh_act(self, key: str, acts: list[Act]) -> tuple[str, str] | None:
+        """A turn from ``acts`` (no parts, no leads of its own) that tells a context this persona has not told and
+        that fits now, or None where the first draws find none: the caller writes something else instead of
+        retelling (catalog-v3's filler acts)."""
+        left = self._left.setdefault(key, list(acts))
+        left[:] = [act for act in left if any(c not in self._told for c in act.context)]
+        # an act whose words are all out of season now waits for another month: an XL persona's last untold acts
+        # are mostly such (snow, Christmas), and drawing them one by one made generation twice as slow
+        now = [act for act in left if self.month is None or self.month in self._months(act)]
+        if not now:
+            return None
+        # drawn among the acts left only (a bag per size: it shrinks by one act a turn), not through the told ones
+        return self._render_act(f"{key}#{len(now)}", now, None, None, None, False, True)
+
+
+    def _months(self, act: Act) -> frozenset[int]:
+        found = self._act_months.get(id(act))
+        if found is None:  # the catalog holds its acts as long as this renderer lives, so no id is reused
+            found = self._act_months[id(act)] = _months(tuple(act.context),
+                                                       tuple(f"{a.user} {a.assistant}" for a in act.asks))
+        return found
+
+    def _render_act(self, key: str, acts: list[Act], parts: dict[str, list[str]] | None,
+                    leads: list[str] | None, fixed: list[str] | None, new_to_it: bool, fresh_only: bool,
+                    **extra: str) -> tuple[str, str] | None:
         kept = {name: (name, *(parts or {})[name]) for name in fixed or ()}  # a part is kept per its values
         for name, k in kept.items():
             if k not in self._kept:
                 self._kept[k] = self.rng.choice((parts or {})[name])
         # ((retold?, when its body was last said), body, reply, act, context, ask, the reply's template)
         spare: tuple[tuple[bool, int], str, str, Act, str, Exchange, str] | None = None
-        for attempt in range(24):
+        for attempt in range(FRESH_DRAWS if fresh_only else 24):
             act = acts[self._draw_index(key, len(acts))]
-            for _ in range(len(acts) if attempt < 6 else 0):  # first, an act with something left to tell
+            for _ in range(len(acts) if attempt < FRESH_DRAWS else 0):  # first, an act with something left to tell
                 if any(c not in self._told for c in act.context):
                     break
                 act = acts[self._draw_index(key, len(acts))]
@@ -219,12 +254,14 @@ class Renderer:
                 else act.context
             untold = [c for c in told_as_new if c not in self._told]
             retellable = [c for c in told_as_new if not (c in self._told and act.occasion(c))]
-            fresh = attempt < 6
+            fresh = attempt < FRESH_DRAWS
             pool = untold if untold and fresh else retellable if retellable and attempt < 9 else told_as_new
             # the least recently used context, then an ask it was not yet said with (the first draws; a random
             # one after that, should the stalest be out of season or barred now)
             context = pool[self._stalest(pool)] if attempt < 12 else self.rng.choice(pool)
             asks = [a for a in act.asks if (context, a.user) not in self._pairs] or act.asks
+            if fresh:  # an ask this persona never asked, while its act has one (the same junction question twice)
+                asks = [a for a in asks if a.user not in self._used] or asks
             ask = asks[self._stalest([a.user for a in asks])] if attempt < 12 else self.rng.choice(act.asks)
             if leads:
                 lead = self.rng.choice(leads)
@@ -250,6 +287,8 @@ class Renderer:
                 # the allowed draw that tells no occasion again and was said longest ago (never: best)
                 spare = (rank, body, reply, act, context, ask, answer)
         else:
+            if fresh_only:
+                return None
             # every draw was said before or not allowed now: reopen the spare (an occasion told again only if
             # nothing else was allowed) with a lead of its own, never on top of the lead it had (v3 catalogs only
             # compose acts, so the older suites' bytes do not depend on this)
@@ -295,6 +334,13 @@ class Renderer:
             self.rng.shuffle(bag)
             self._bags[key] = bag
         return bag.pop()
+
+
+@lru_cache(maxsize=4096)
+def _months(contexts: tuple[str, ...], asks: tuple[str, ...]) -> frozenset[int]:
+    """The months in which one of an act's ``contexts`` and one of its ``asks`` (each with its reply) are in season."""
+    return frozenset(m for m in range(1, 13)
+                     if any(in_season(c, m) for c in contexts) and any(in_season(a, m) for a in asks))
 
 
 _OWN_KIN = re.compile(r"\btheir(?= (?:parents'?|mother|father|siblings'?|partner|spouse|kids|children|family|"

@@ -245,6 +245,22 @@ def test_a_preset_persona_tells_each_filler_happening_once(suites):
         assert len(told) > 300 and max(told.values()) == 1, told.most_common(3)
 
 
+def test_a_preset_persona_seldom_asks_a_question_it_asked_before(suites):
+    # Blind read of seed 2677: one persona asked 14 questions twice word for word, a state held for 200 turns
+    # having spent its asks (6.8% of that suite's cue turns asked a question again; 0.9% with a third ask per act)
+    for s in suites:
+        asked: dict[str, set[str]] = {}
+        again = cues = 0
+        for t in s.dialogues:
+            question = next((x for x in reversed(re.split(r"(?<=[.!?])\s+", t.user.strip())) if x.endswith("?")), None)
+            if t.annotation and t.annotation.kind == "cue" and question:
+                cues += 1
+                again += question in asked.setdefault(t.persona_id, set())
+            if question:
+                asked.setdefault(t.persona_id, set()).add(question)
+        assert cues > 500 and again / cues <= 0.03, (again, cues)
+
+
 def test_a_persona_recalls_one_distant_past_per_trait(tmp_path: Path):
     # XL seed 2636 (session 29's code): one persona recalled three abandoned ways of learning, so the one option
     # its distant pasts never named was the answer; `dimobench audit`'s past_inverse scored 0.442 on it

@@ -17,7 +17,7 @@ import random
 
 from pydantic import BaseModel
 
-from dimobench.catalog import Catalog
+from dimobench.catalog import Catalog, in_season
 from dimobench.generate.config import GenerateConfig
 from dimobench.generate.text import Renderer, city_slot, friends_of, habit_of
 from dimobench.suite.plan import LatentPlan, turns_by_persona
@@ -30,7 +30,8 @@ RULES_VERSION = "2"
 the persona's own city fills {city} under the validity rules and catalog v3 alike."""
 TEXT_RULES_VERSION = "4"
 """The version with a catalog of text rules v3: a persona tells each distant past once, and none that a trait it
-holds also shows (3, session 29); a persona has one distant past per trait (4, session 30)."""
+holds also shows (3, session 29); a persona has one distant past per trait, and a habit with a seasonal word is
+told only in its season (4, session 30)."""
 READS = ("personas.jsonl", "schedules.jsonl", "dialogues.jsonl")
 WRITES = ("dialogues.jsonl",)
 CONFIG_FIELDS = ("seed", "confounder_rate", "generator", "qa_rules")
@@ -101,10 +102,12 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
         # "Years ago I ..." must not name a state the user holds inside the suite's span (the timeline would
         # contradict it); where every state is held, the turn stays a filler.
         held = plan.held_states(trait_id)
-        # nor a state whose options another trait the persona holds also supports (conflicts.json): "years ago
-        # I hand-made objects at a workbench" beside this week's dovetailed table (the blind read of seed 2637)
-        own = {(t.trait_id, st) for t in plan.persona.traits if t.trait_id != trait_id
-               for st in plan.held_states(t.trait_id)}
+        # nor a state whose options a state of another of the persona's traits also supports (conflicts.json):
+        # "years ago I hand-made objects at a workbench" beside this week's dovetailed table (the blind read of
+        # seed 2637). Any state of those traits, held or not: barring only the held ones left the distant past
+        # unlike every answer and like some wrong options, which `past_inverse` read (0.36 on seed 2671)
+        own = {(t.trait_id, st.state_id) for t in plan.persona.traits if t.trait_id != trait_id
+               for st in catalog.trait(t.trait_id).states}
         never = [s for s in entry.states if s.state_id not in held
                  and not any(tuple(c) in own for o in (*s.answers, *s.recommendations)
                              for c in catalog.conflicts.get(o, ()))]
@@ -134,7 +137,7 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
         if catalog.text_rules == "v3":
             # a distant past is told once ("back then I wore smart tailored suits" twice in five minutes: the
             # blind read of seed 2627); the user's own habits are told as ("", habit)
-            habits = [h for h in shown.habits if ("", h) not in told]
+            habits = [h for h in shown.habits if ("", h) not in told and _in_season(h, renderer)]
             if not habits:
                 return None
         habit = rng.choice(habits)
@@ -155,7 +158,8 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
 
         def untold(e: Entity) -> list[str]:
             state = by_id[shown_as.get((e.entity_id, trait_id), shown.state_id)]
-            return [h for h in state.habits if (e.entity_id, h) not in told]
+            # and in season: "my niece took a picnic to the park" is not news in January (season_clash, seed 2676)
+            return [h for h in state.habits if (e.entity_id, h) not in told and _in_season(h, renderer)]
 
         people = [e for e in plan.persona.entities if untold(e)]
         same = [e for e in people if shown_as.get((e.entity_id, trait_id)) == shown.state_id]
@@ -174,3 +178,8 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
                                       entity=ent.name, relation=ent.relation)
     return user, assistant, Annotation(kind="entity", trait_id=trait_id, state_id=shown.state_id,
                                        entity_id=ent.entity_id)
+
+
+def _in_season(habit: str, renderer: Renderer) -> bool:
+    """Whether ``habit`` fits the month the renderer writes in (any, where it keeps no month)."""
+    return renderer.month is None or in_season(habit, renderer.month)
