@@ -114,10 +114,8 @@ class Act(BaseModel):
     told without a price or a day came back (blind read of seed 2401: the same chronograph bought three times)."""
 
     group: str = ""
-    """Acts of one group tell the same happening or curiosity in other words (three acts about a chirping smoke
-    alarm): once a context of one is told, the contexts of every act of the group count as told, so a persona tells
-    the group once (blind read of seed 2677: a smoke-alarm chirp asked about three times, a jury summons received
-    three times)."""
+    """Acts of one group tell one happening or curiosity in other words (three smoke-alarm acts): once one is
+    told, every act of the group counts as told (blind read of seed 2677: a jury summons received three times)."""
 
     def occasion(self, context: str) -> bool:
         """Whether ``context`` tells an occasion: a persona tells it once (the renderer and the ``occasion_retold``

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 import re
-from datetime import datetime, timedelta
+from datetime import datetime
 from functools import lru_cache
 
 from dimobench.catalog import (
@@ -28,8 +28,6 @@ from dimobench.catalog import (
     in_season,
     occasion_gender_clash,
 )
-from dimobench.generate.config import newer_rules
-from dimobench.suite.schema import Persona
 
 _OPENERS = ("Quick one:", "Okay, next thing:", "Random question:", "Hey again.", "One more thing:",
             "Morning!", "Update:", "So,", "Hi!", "Different topic:", "Small thing:", "Hello again,")
@@ -358,24 +356,6 @@ def habit_of(habit: str, catalog: Catalog, who: str | None) -> str:
     return _OWN_KIN.sub(own, habit)
 
 
-def home_city(persona: Persona) -> str | None:
-    """The persona's own city (what ``{city}`` means under the validity rules)."""
-    return str(persona.profile.get("city") or "") or None
-
-
-def city_slot(persona: Persona, qa_rules: str, catalog: Catalog) -> str | None:
-    """What ``{city}`` is bound to: the persona's own city under the validity rules or with a catalog of text rules
-    v3 (whose lints promise it); None (a city drawn per turn) for the v1/v2 catalogs' default suites, which keep
-    their bytes."""
-    return home_city(persona) if newer_rules(qa_rules, catalog.text_rules) else None
-
-
-def friends_of(persona: Persona) -> list[str] | None:
-    """The persona's circle of friends (``profile["friends"]``, catalog v3), or None without one."""
-    friends = persona.profile.get("friends")
-    return [str(f) for f in friends] if isinstance(friends, list) and len(friends) >= 2 else None
-
-
 class _Price(str):
     """A ``{price}``: the plain slot is the amount drawn from the ``price`` list; ``{price:small}`` draws from the
     catalog's ``price_bands["small"]`` instead, so a bag of bread and a sofa do not cost the same."""
@@ -407,28 +387,3 @@ def _amount(base: str, scale: int) -> str:
 def _fill(template: str, values: dict[str, str]) -> str:
     text = template.format_map(values)
     return text[0].upper() + text[1:] if text else text
-
-
-class Clock:
-    """Sessions of a few turns, minutes apart inside a session and hours to days between sessions."""
-
-    def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
-        self.now = datetime(2024, 1, 1, 8, 0) + timedelta(days=rng.randint(0, 364), minutes=rng.randint(0, 720))
-        self.session = 1
-        self._left = rng.randint(4, 12)
-
-    def tick(self) -> tuple[int, str]:
-        """Advance to the next turn; return its session number and ISO 8601 timestamp."""
-        if self._left == 0:
-            self.session += 1
-            self._left = self.rng.randint(4, 12)
-            gap = timedelta(hours=self.rng.randint(8, 96))
-            start = (self.now + gap).replace(hour=self.rng.choice((7, 8, 9, 12, 13, 18, 19, 20, 21, 22)),
-                                             minute=self.rng.randint(0, 59))
-            # snapping to a time of day may land before the last turn; sessions then start a day later
-            self.now = start if start > self.now + timedelta(hours=2) else start + timedelta(days=1)
-        else:
-            self.now += timedelta(minutes=self.rng.randint(1, 6), seconds=self.rng.randint(0, 59))
-        self._left -= 1
-        return self.session, self.now.isoformat(timespec="seconds")

@@ -19,7 +19,8 @@ from pydantic import BaseModel
 
 from dimobench.catalog import Catalog, in_season
 from dimobench.generate.config import GenerateConfig
-from dimobench.generate.text import Renderer, city_slot, friends_of, habit_of
+from dimobench.generate.persona_slots import city_slot, friends_of
+from dimobench.generate.text import Renderer, habit_of
 from dimobench.suite.plan import LatentPlan, turns_by_persona
 from dimobench.suite.schema import Annotation, Entity, Persona, Schedule, Turn
 

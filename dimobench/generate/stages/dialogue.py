@@ -16,8 +16,10 @@ import random
 from pydantic import BaseModel
 
 from dimobench.catalog import Catalog
+from dimobench.generate.clock import Clock
 from dimobench.generate.config import GenerateConfig
-from dimobench.generate.text import Clock, Renderer, city_slot, friends_of
+from dimobench.generate.persona_slots import city_slot, friends_of
+from dimobench.generate.text import Renderer
 from dimobench.suite.plan import LatentPlan
 from dimobench.suite.schema import Annotation, Persona, Schedule, Turn
 
