@@ -81,6 +81,8 @@ class Renderer:
         self._said: dict[str, int] = {}
         """Composed turns this persona has said, without their lead -> when last said (:attr:`_used`)."""
         self._left: dict[str, list[Act]] = {}
+        self._touched: set[int] = set()
+        """Acts (by id: the catalog holds them while this renderer lives) with a context this persona has told."""
         self._act_months: dict[int, frozenset[int]] = {}
         """Acts of a :meth:`render_fresh_act` key with a context this persona has not told yet."""
         self._pairs: set[tuple[str, str]] = set()
@@ -208,11 +210,11 @@ class Renderer:
         return made
 
     def render_fresh_act(self, key: str, acts: list[Act]) -> tuple[str, str] | None:
-        """A turn from ``acts`` (no parts, no leads of its own) that tells a context this persona has not told and
-        that fits now, or None where the first draws find none: the caller writes something else instead of
-        retelling (catalog-v3's filler acts)."""
+        """A turn from one of ``acts`` (no parts, no leads of its own) that this persona has told nothing of, that
+        fits now, or None where the first draws find none (catalog-v3's filler acts: a curiosity is not asked
+        about again in other words while another is left, and then :meth:`render_act` retells)."""
         left = self._left.setdefault(key, list(acts))
-        left[:] = [act for act in left if any(c not in self._told for c in act.context)]
+        left[:] = [act for act in left if id(act) not in self._touched]
         # an act whose words are all out of season now waits for another month: an XL persona's last untold acts
         # are mostly such (snow, Christmas), and drawing them one by one made generation twice as slow
         now = [act for act in left if self.month is None or self.month in self._months(act)]
@@ -314,10 +316,14 @@ class Renderer:
         words (the jury summons, the savings plan), so they count as told with it, and so do the contexts of the
         other acts of its :attr:`Act.group` among ``acts``."""
         self._told.add(context)
+        self._touched.add(id(act))
         if act.occasion(context):
             self._told.update(c for c in act.context if act.occasion(c))
         if act.group:
-            self._told.update(c for other in acts if other.group == act.group for c in other.context)
+            for other in acts:
+                if other.group == act.group:
+                    self._told.update(other.context)
+                    self._touched.add(id(other))
 
     def _reopen(self, user: str, leads: list[str] | None = None) -> str:
         """A user text already said, made new with one of ``leads`` when the turn has its own (a drift's trial

@@ -113,13 +113,12 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
 
 
 def _filler(catalog: Catalog, renderer: Renderer, rng: random.Random) -> tuple[str, str]:
-    """A fixed filler, or where the catalog has composed fillers, a composed one for :data:`COMPOSED_FILLER_SHARE`
-    while the persona has one left to tell (catalog-v3's are told once each): an XL persona tells them all, and
-    then says fixed ones, a said one again once those are spent (retelling an act costs many more draws)."""
+    """A fixed filler, or where the catalog has composed fillers, a composed one for :data:`COMPOSED_FILLER_SHARE`:
+    one of an act the persona has told nothing of while there is one (a preset persona never runs out), else a
+    context of an act told before in other words (an XL persona, after some 250 composed fillers)."""
     if catalog.filler_acts and rng.random() < COMPOSED_FILLER_SHARE:
-        made = renderer.render_fresh_act("filler_act", catalog.filler_acts)
-        if made is not None:
-            return made
+        return (renderer.render_fresh_act("filler_act", catalog.filler_acts)
+                or renderer.render_act("filler_act", catalog.filler_acts))
     return renderer.render("filler", catalog.filler)
 
 
