@@ -81,10 +81,11 @@ class Renderer:
         self._said: dict[str, int] = {}
         """Composed turns this persona has said, without their lead -> when last said (:attr:`_used`)."""
         self._left: dict[str, list[Act]] = {}
+        """Acts of a :meth:`render_fresh_act` key this persona has told nothing of yet."""
         self._touched: set[int] = set()
         """Acts (by id: the catalog holds them while this renderer lives) with a context this persona has told."""
         self._act_months: dict[int, frozenset[int]] = {}
-        """Acts of a :meth:`render_fresh_act` key with a context this persona has not told yet."""
+        """:func:`_months` of each act by id, so the hot path does not rebuild its key tuples every turn."""
         self._pairs: set[tuple[str, str]] = set()
         """(context, ask) templates this persona has said together."""
         self._composed = 0
@@ -222,7 +223,6 @@ class Renderer:
             return None
         # drawn among the acts left only (a bag per size: it shrinks by one act a turn), not through the told ones
         return self._render_act(f"{key}#{len(now)}", now, None, None, None, False, True)
-
 
     def _months(self, act: Act) -> frozenset[int]:
         found = self._act_months.get(id(act))
