@@ -36,6 +36,13 @@ SEASONAL: tuple[tuple[re.Pattern[str], frozenset[int]], ...] = tuple(
     (r"record store day", frozenset({2, 3, 4})),
     # the ballot's results come out in spring, before the fortnight's queue (a blind read met one in October)
     (r"wimbledon ballot", frozenset({2, 3, 4, 5, 6})),
+    # the blind read of seed 2731: a grass-court match in December, Roland Garros as news in January, an outdoor
+    # gig in the park in January, summer knitwear put away in November, "the new quarter" in May
+    (r"grass[- ]court", frozenset({6, 7})),
+    (r"roland garros", frozenset({4, 5, 6})),
+    (r"(?:gig|party|concert) in the park", frozenset({5, 6, 7, 8, 9})),
+    (r"knitwear I won't wear for months", frozenset({3, 4, 5, 6})),
+    (r"new quarter", frozenset({1, 3, 4, 6, 7, 9, 10, 12})),
     # camping out in the cold months ("a tent for the festival in {later_month}" written in November): never
     (r"(?:tents?|pitches|camping)\b[^.?!]{0,60}\bin (?:October|November|December|January|February|March)\b",
      frozenset()),
@@ -72,7 +79,8 @@ _SEASONAL_STEMS = ("snow", "frost", "sledg", "icy", "mince pie", "thermals", "gr
                    "wasp", "conker", "leaves", "bonfire night", "changing", "turning", "light", "garden part",
                    "barbecue", "bbq", "warm", "humid", "muggy", "pollen", "fever", "bee sting", "stung by a bee",
                    "weeding", "daffodil", "bluebell", "blossom", "clocks", "elderflower", "picnic", "tent",
-                   "pitches", "camping", "record store")
+                   "pitches", "camping", "record store", "grass", "roland garros", "in the park", "knitwear",
+                   "new quarter")
 """A piece of every text :data:`SEASONAL` can match, lower-cased: a text with none of them has no seasonal word,
 found by substring tests instead of the regex (the renderer asks on every draw; a third of an XL suite's time)."""
 
@@ -110,12 +118,15 @@ HOURLY: tuple[tuple[re.Pattern[str], int, int], ...] = tuple(
     (r"\b(?:noticed|saw|spotted|there's a|there is a)\b(?:(?!photo|puddle|picture)[^.?!])*\brainbow", 8, 21),
     (r"\bwhen I (?:opened|drew back) the curtains\b", 5, 12),
     (r"\bstill light (?:well )?(?:after|past) (?:nine|ten|9|10)\b", 20, 1),
+    # hours of it done already today (the blind read of seed 2731: "did six hours over the hills today" at 07:24)
+    (r"\b(?:four|five|six|seven|eight) hours\b[^.?!]*\btoday\b|\bjust back from (?:four|five|six|seven|eight) hours\b",
+     12, 23),
 ))
 """Words that tie a user text to hours of the day (first, last; last < first wraps past midnight); a v3 turn is
 written only at an hour they fit (the blind read of seed 1631: "winding down before bed" at 08:13)."""
 _ANY_HOURLY = re.compile(r"before bed|bedtime|wind(?:ing)? down|lights out|is up|are up|gets? up|this morning|"
                          r"this afternoon|this lunchtime|and I'm still|tonight|curtains|sunset|sky turning|rainbow|"
-                         r"still light|"
+                         r"still light|hours|"
                          r"\d(?::\d\d)? ?[ap]m\b|\d:\d\d", re.IGNORECASE)
 _CLOCK_NOW = re.compile(r"\b(?:it's|it is|clock (?:says|reads|shows)) (gone |past |nearly |almost )?(\d{1,2})"
                         r"(?:(?::\d\d)? ?([ap])m\b|:\d\d\b)", re.IGNORECASE)
@@ -241,12 +252,14 @@ LONG_HELD = re.compile(
     r"\b[^.?!]{0,40}\bfor (?:years|ages|decades)|(?:went|been going) to for (?:years|ages)"
     r"|(?:I've|I have|we've|we have) been [^.?!]{0,30}\bsince (?:school|childhood|uni|university|college|I was)"
     r"|(?:known|friends) since (?:school|childhood|uni|university|college|I was)|as long as I can remember"
-    r"|my whole life)",
+    r"|my whole life|I've been \w+ing all year)"
+    r"|\{(?:dog|cat)\} is (?:seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen)\b",
     re.IGNORECASE,
 )
 """An act's context that tells a state held for years ("my eight-year-old phone", "a laptop I've had for years",
 "friends since school"): a persona who came to the state by a drift in the suite's span does not say it (v3; the
-blind read of seed 2627: an early adopter who traded in last year's phone, then a keeper of an eight-year-old one)."""
+blind read of seed 2627: an early adopter who traded in last year's phone, then a keeper of an eight-year-old one;
+of seed 2697: a dog that came with a drift, then "Domino is twelve" and "the kibble I've been buying all year")."""
 
 NAMES_THE_USER = re.compile(
     r"\b(?:since|now that) you(?:['’]ve| have)? (?:switched to|taken up|moved (?:on|over) to|given up|become|got "

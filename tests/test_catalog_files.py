@@ -203,8 +203,8 @@ def test_default_suites_keep_their_stage_fingerprints_and_the_validity_rules_bum
     assert fingerprints(make_config("xl", seed=7), load_catalog(find_catalog("catalog-v2")))["qa"].startswith(
         "0d45f72adf83")
     assert set(stage_versions(make_config(), load_catalog()).values()) == {"1"}
-    assert stage_versions(make_config(qa_rules="valid"), load_catalog())["qa"] == "2"
-    assert stage_versions(make_config(), load_catalog(find_catalog("catalog-v3")))["dialogue"] == "7"
+    assert stage_versions(make_config(qa_rules="valid"), load_catalog())["qa"] == "3"
+    assert stage_versions(make_config(), load_catalog(find_catalog("catalog-v3")))["dialogue"] == "8"
     assert stage_versions(make_config(), load_catalog(find_catalog("catalog-v3")))["personas"] == "2"
     # what only v3 text rules change (look-alike names, elderflowers) leaves a v1/v2 suite of the validity rules be
     valid_v2 = stage_versions(make_config(qa_rules="valid"), load_catalog(find_catalog("catalog-v2")))

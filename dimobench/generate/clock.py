@@ -3,7 +3,41 @@
 from __future__ import annotations
 
 import random
+import re
 from datetime import datetime, timedelta
+
+HOURS: dict[str, tuple[int, int]] = {
+    "morning": (7, 10), "mid-morning": (10, 11), "lunchtime": (12, 13), "early afternoon": (13, 14),
+    "afternoon": (13, 16), "late afternoon": (16, 17), "early evening": (17, 18), "evening": (18, 20),
+    "late evening": (21, 22),
+}
+"""The hours (first, last) a ``{time_of_day}`` word covers; a v3 ``{clock}`` is drawn inside them."""
+CLOCK_SLOT_NOW = re.compile(r"\b(?:it's|it is) \{clock\}", re.IGNORECASE)
+"""A template telling its ``{clock}`` as the time now."""
+CLOCK_PAST = re.compile(r"\b(?:\w{3,}ed|got|met|rang|was|were)\b[^.?!]*\{clock\}", re.IGNORECASE)
+"""A template telling what happened at its ``{clock}`` (v3: earlier today, so not later than the turn's own time;
+the blind read of seed 2637: "I minted an NFT ... at 12:45" sent at 12:17)."""
+CLOCK_NOT_PAST = re.compile(r"\{weekday\}|\btomorrow\b|\buntil \{clock\}|\bI've got\b", re.IGNORECASE)
+"""What makes a :data:`CLOCK_PAST` match another day or a plan ("moved to {weekday} at {clock}")."""
+NOW_PART = re.compile(r"\b(?:I'm|I am|we're|we are|is|are|am)\b[^.?!]*\{time_of_day\}", re.IGNORECASE)
+"""A sentence in the present tense about this part of the day: its ``{time_of_day}`` is the part the turn is in."""
+_PAST = (r"\b(?:\w{3,}ed|got|met|rang|was|were|read|sent|bought|went|did|had|took|came|ran|saw|made|spent|lost|won"
+         r"|found|paid|sold|heard)\b")
+PAST_THIS_DAY = re.compile(r"\b(?:was|were)\b[^.?!]*\bthis \{weekday\}", re.IGNORECASE)
+"""A template telling what happened "this {weekday}": a day of this week already past (v3; the blind read of seed
+2697: "our bins were skipped this Friday" on a Thursday). Only the passive past: "offered to spot me this
+{weekday}" is a plan."""
+PAST_MONTH = re.compile(_PAST + r"(?:(?!\b(?:for|starting|until|by|next)\b)[^.?!])*\b(?:in|this) \{month\}",
+                        re.IGNORECASE)
+"""A template telling what happened in this ``{month}`` so far: not drawn in the month's first :data:`EARLY_DAYS`
+days (v3; the blind read of seed 2697: "got through three books in January" on 7 January)."""
+PAST_PART = re.compile(_PAST + r"[^.?!]*\{time_of_day\}", re.IGNORECASE)
+"""A template telling what happened this ``{time_of_day}``: not drawn before :data:`PAST_PART_FROM` o'clock, when
+the morning has barely begun (v3; the blind read of seed 2731: "the deli sold me za'atar this morning" at 07:27)."""
+PAST_PART_FROM = 9
+"""The hour from which a :data:`PAST_PART` template is drawn."""
+EARLY_DAYS = 10
+"""The days of a month in which a :data:`PAST_MONTH` template is not drawn."""
 
 
 class Clock:

@@ -28,26 +28,24 @@ from dimobench.catalog import (
     in_season,
     occasion_gender_clash,
 )
+from dimobench.generate.clock import (
+    CLOCK_NOT_PAST,
+    CLOCK_PAST,
+    CLOCK_SLOT_NOW,
+    EARLY_DAYS,
+    HOURS,
+    NOW_PART,
+    PAST_MONTH,
+    PAST_PART,
+    PAST_PART_FROM,
+    PAST_THIS_DAY,
+)
+from dimobench.generate.persona_slots import Price, price_amount
 
 _OPENERS = ("Quick one:", "Okay, next thing:", "Random question:", "Hey again.", "One more thing:",
             "Morning!", "Update:", "So,", "Hi!", "Different topic:", "Small thing:", "Hello again,")
 
 
-HOURS: dict[str, tuple[int, int]] = {
-    "morning": (7, 10), "mid-morning": (10, 11), "lunchtime": (12, 13), "early afternoon": (13, 14),
-    "afternoon": (13, 16), "late afternoon": (16, 17), "early evening": (17, 18), "evening": (18, 20),
-    "late evening": (21, 22),
-}
-"""The hours (first, last) a ``{time_of_day}`` word covers; a v3 ``{clock}`` is drawn inside them."""
-_CLOCK_SLOT_NOW = re.compile(r"\b(?:it's|it is) \{clock\}", re.IGNORECASE)
-"""A template telling its ``{clock}`` as the time now."""
-_CLOCK_PAST = re.compile(r"\b(?:\w{3,}ed|got|met|rang|was|were)\b[^.?!]*\{clock\}", re.IGNORECASE)
-"""A template telling what happened at its ``{clock}`` (v3: earlier today, so not later than the turn's own time;
-the blind read of seed 2637: "I minted an NFT ... at 12:45" sent at 12:17)."""
-_CLOCK_NOT_PAST = re.compile(r"\{weekday\}|\btomorrow\b|\buntil \{clock\}|\bI've got\b", re.IGNORECASE)
-"""What makes a :data:`_CLOCK_PAST` match another day or a plan ("moved to {weekday} at {clock}")."""
-_NOW = re.compile(r"\b(?:I'm|I am|we're|we are|is|are|am)\b[^.?!]*\{time_of_day\}", re.IGNORECASE)
-"""A sentence in the present tense about this part of the day: its ``{time_of_day}`` is the part the turn is in."""
 FRESH_DRAWS = 6
 """Draws of an act that take only contexts the persona has not told, before a told one may be told again."""
 LEAD_SHARE = 1 / 3
@@ -103,6 +101,8 @@ class Renderer:
         """The month of the turn being written (catalog v3: ``{month}`` is this month, and a text with a seasonal
         word of other months, :data:`dimobench.catalog.SEASONAL`, is drawn again)."""
         self.today: str | None = None
+        self.day: int | None = None
+        """The day of the month of the turn being written (catalog v3, :meth:`_timely`)."""
         """The weekday of the turn being written (catalog v3: a ``{weekday}`` is never today's: "this Saturday"
         and "on Saturday" said on a Saturday are ambiguous at best)."""
 
@@ -110,7 +110,7 @@ class Renderer:
         """Write the next turns as of ``timestamp`` (ISO 8601): its hour and month (catalog v3 only)."""
         if self.catalog.text_rules == "v3":
             self.hour, self.month = int(timestamp[11:13]), int(timestamp[5:7])
-            self.minute = int(timestamp[14:16])
+            self.minute, self.day = int(timestamp[14:16]), int(timestamp[8:10])
             self.today = WEEKDAYS[datetime.fromisoformat(timestamp).weekday()]
 
     def _fits(self, user: str, reply: str) -> bool:
@@ -126,6 +126,16 @@ class Renderer:
                 and (self.barred is None or not self.barred.search(said))
                 and (self.catalog.text_rules != "v3" or not occasion_gender_clash(said, self.catalog.genders)))
 
+    def _timely(self, template: str) -> bool:
+        """Not a past "this {weekday}" on a Monday (no day of the week is past yet), a past "this {month}" in its
+        first ``EARLY_DAYS`` days, nor a past "this {time_of_day}" before ``PAST_PART_FROM`` o'clock (v3: :meth:`at`
+        sets the day and hour; :mod:`dimobench.generate.clock`)."""
+        if self.today is None or self.day is None or self.hour is None or "{" not in template:
+            return True
+        return not ((self.today == WEEKDAYS[0] and "this {weekday}" in template and PAST_THIS_DAY.search(template))
+                    or (self.day <= EARLY_DAYS and "{month}" in template and PAST_MONTH.search(template))
+                    or (self.hour < PAST_PART_FROM and "{time_of_day}" in template and PAST_PART.search(template)))
+
     def _draw(self, key: str, pool: list[Exchange]) -> Exchange:
         return pool[self._draw_index(key, len(pool))]
 
@@ -139,23 +149,26 @@ class Renderer:
         }
         if self.catalog.text_rules == "v3":
             clock = "{clock}" in template  # most templates have none: skip the clock patterns
-            past = clock and bool(_CLOCK_PAST.search(template)) and not _CLOCK_NOT_PAST.search(template)
-            values.update(self._typed(values, bool(_NOW.search(template)),
-                                      clock and bool(_CLOCK_SLOT_NOW.search(template)), past))
+            past = clock and bool(CLOCK_PAST.search(template)) and not CLOCK_NOT_PAST.search(template)
+            past_day = "this {weekday}" in template and bool(PAST_THIS_DAY.search(template))
+            values.update(self._typed(values, bool(NOW_PART.search(template)),
+                                      clock and bool(CLOCK_SLOT_NOW.search(template)), past, past_day))
         values.update(extra)
         return values
 
     def _typed(self, values: dict[str, str], now: bool = False, clock_now: bool = False,
-               clock_past: bool = False) -> dict[str, str]:
+               clock_past: bool = False, past_day: bool = False) -> dict[str, str]:
         typed: dict[str, str] = {}
         if self.hour is not None:
             # a part of the day already begun ("what I did this morning"); a text in the present tense ("I'm
-            # setting it up this morning", :data:`_NOW`) gets the part the turn is in, the latest begun, so it is
+            # setting it up this morning", ``NOW_PART``) gets the part the turn is in, the latest begun, so it is
             # not written at 22:12 (the seed-1481 blind read)
             begun = [w for w in self.catalog.slots.get("time_of_day", []) if HOURS.get(w, (24, 24))[0] <= self.hour]
             typed["time_of_day"] = values["time_of_day"] = (max(begun, key=lambda w: HOURS[w][0], default="morning")
                                                             if now else self.rng.choice(begun or ["morning"]))
-        if self.today is not None and values.get("weekday") == self.today:
+        if past_day and self.today is not None and self.today != WEEKDAYS[0]:  # a day of this week already past
+            typed["weekday"] = values["weekday"] = self.rng.choice(WEEKDAYS[:WEEKDAYS.index(self.today)])
+        elif self.today is not None and values.get("weekday") == self.today:
             # "going to get our jabs on Saturday" said on a Saturday (the seed-1911 blind read): another day
             typed["weekday"] = values["weekday"] = WEEKDAYS[(WEEKDAYS.index(self.today) + 1) % 7]
         if self.month is not None:
@@ -166,13 +179,13 @@ class Renderer:
         if clock_now and self.hour is not None:  # "It's {clock} and I'm still answering messages": the turn's hour
             hour = self.hour
         minutes: tuple[str, ...] = ("00", "15", "30", "45")
-        if clock_past and self.hour is not None and hour >= self.hour:  # earlier today, not later (_CLOCK_PAST)
+        if clock_past and self.hour is not None and hour >= self.hour:  # earlier today, not later (CLOCK_PAST)
             hour = self.hour
             minutes = tuple(m for m in minutes if int(m) <= self.minute) or ("00",)
         typed["clock"] = f"{hour}:{self.rng.choice(minutes)}"
         currency = self.catalog.currencies.get(self.home_city or values["city"], "")
         scale = self.catalog.price_scale.get(currency.strip(), 1)
-        typed["price"] = _Price(f"{currency}{_amount(values.get('price', '0'), scale)}", currency, scale,
+        typed["price"] = Price(f"{currency}{price_amount(values.get('price', '0'), scale)}", currency, scale,
                                 self.catalog.price_bands, self.rng)
         pronouns = _PRONOUNS.get(self.catalog.genders.get(values["friend"], ""), {})
         typed.update({f"friend_{k}": v for k, v in pronouns.items()})
@@ -185,9 +198,10 @@ class Renderer:
             ex = self._draw(key, pool)
             values = self._slots(extra, ex.user)
             user, reply = _fill(ex.user, values), _fill(ex.assistant, values)
-            if self._fits(user, reply):
+            timely = self._timely(ex.user)
+            if timely and self._fits(user, reply):
                 break
-            spare = spare or ((user, reply) if self._allowed(user, reply) else None)
+            spare = spare or ((user, reply) if timely and self._allowed(user, reply) else None)
         else:
             if self.catalog.text_rules == "v3":
                 user, reply = spare or (user, reply)
@@ -268,8 +282,9 @@ class Renderer:
             else:
                 lead = (self.rng.choice(self.catalog.leads)
                         if self.catalog.leads and self.rng.random() < LEAD_SHARE else "")
+            template = f"{context} {ask.user}"
             values = self._slots({**{k: self._kept[kept[k]] if k in kept else self.rng.choice(v)
-                                     for k, v in (parts or {}).items()}, **extra}, f"{context} {ask.user}")
+                                     for k, v in (parts or {}).items()}, **extra}, template)
             body = f"{_fill(context, values)} {_fill(ask.user, values)}"
             user = f"{lead} {body}" if lead else body
             # the reply the persona heard least recently (a catalog-v3 ask may have several, ``Exchange.also``)
@@ -279,11 +294,12 @@ class Renderer:
             event = self.catalog.text_rules == "v3" and act.occasion(context)
             retold = event and context in self._told
             # new means new without its lead: the same sentence after "Let me run something by you." is said again
+            timely = self._timely(template)
             if not retold and not (fresh and context in self._told) and body not in self._said \
-                    and self._fits(user, reply):
+                    and timely and self._fits(user, reply):
                 break
             rank = (retold, self._said.get(body, -1))
-            if self._allowed(user, reply) and (spare is None or rank < spare[0]):
+            if timely and self._allowed(user, reply) and (spare is None or rank < spare[0]):
                 # the allowed draw that tells no occasion again and was said longest ago (never: best)
                 spare = (rank, body, reply, act, context, ask, answer)
         else:
@@ -360,34 +376,6 @@ def habit_of(habit: str, catalog: Catalog, who: str | None) -> str:
         return habit
     own = "my" if who is None else _PRONOUNS.get(catalog.genders.get(who, ""), {}).get("their", "their")
     return _OWN_KIN.sub(own, habit)
-
-
-class _Price(str):
-    """A ``{price}``: the plain slot is the amount drawn from the ``price`` list; ``{price:small}`` draws from the
-    catalog's ``price_bands["small"]`` instead, so a bag of bread and a sofa do not cost the same."""
-
-    _money: tuple[str, int, dict[str, list[str]], random.Random]
-
-    def __new__(cls, plain: str, currency: str, scale: int, bands: dict[str, list[str]],
-                rng: random.Random) -> _Price:
-        value = super().__new__(cls, plain)
-        value._money = (currency, scale, bands, rng)
-        return value
-
-    def __format__(self, spec: str) -> str:
-        if not spec:
-            return str(self)
-        currency, scale, bands, rng = self._money
-        return f"{currency}{_amount(rng.choice(bands[spec]), scale)}"
-
-
-def _amount(base: str, scale: int) -> str:
-    """``base`` units times ``scale``, rounded to two significant figures and written with thousands commas."""
-    value = float(base) * scale
-    if value >= 100:
-        digits = len(str(int(value))) - 2
-        value = round(value / 10**digits) * 10**digits
-    return f"{value:,.0f}" if value == int(value) else f"{value:,.2f}"
 
 
 def _fill(template: str, values: dict[str, str]) -> str:

@@ -28,6 +28,7 @@ supporting cue is enough, transitions and reversions are asked about, and a conf
 - **No option the user has said on another subject**: an option text sharing :data:`SAID_SHARED` content stems
   with a user turn up to the question that is not about the question's trait (another trait's cue, a filler) is
   not offered, as gold or as a wrong option (:meth:`EvidenceIndex.first_said`).
+- **One question per trait at one turn**: two items asked after the same turn are about two traits.
 - **No length cue** (catalogs with ``text_rules`` v3): the four texts are drawn until their order by length is
   one drawn at random beforehand, never looking at which is gold (:meth:`QuestionMaker._rank_lengths`).
 """
@@ -147,11 +148,15 @@ class QuestionMaker:
             item = None
             qa_id = f"{self.plan.persona.persona_id}-q{i + 1:04d}"
             for t in range(t0, turns + 1):
-                kinds = [k for k in TARGET_SHARE if self.candidates(k, t)]
+                # validity rules: one question per trait at one turn (two slots that found nothing askable before
+                # the same turn asked the same thing twice in other words: the blind read of seed 2731)
+                asked = frozenset(q.trait_id for q in items if q.ask_turn == t and q.trait_id) if self.valid \
+                    else frozenset[str]()
+                kinds = [k for k in TARGET_SHARE if set(self.candidates(k, t)) - asked]
                 while kinds and item is None:
                     weights = [TARGET_SHARE[k] / max(feasible_share[k], 0.05) for k in kinds]
                     kind = self.rng.choices(kinds, weights)[0]
-                    item = self.make(kind, t, qa_id, strict=self.valid)
+                    item = self.make(kind, t, qa_id, strict=self.valid, exclude=asked)
                     kinds.remove(kind)
                 if item is not None:
                     break
@@ -206,17 +211,19 @@ class QuestionMaker:
     def make(self, kind: str, t: int, qa_id: str) -> QAItem: ...
 
     @overload
-    def make(self, kind: str, t: int, qa_id: str, strict: bool) -> QAItem | None: ...
+    def make(self, kind: str, t: int, qa_id: str, strict: bool, exclude: frozenset[str] = ...) -> QAItem | None: ...
 
-    def make(self, kind: str, t: int, qa_id: str, strict: bool = False) -> QAItem | None:
-        """One ``kind`` question asked after turn ``t`` about a drawn trait (changed or drifting ones favoured).
+    def make(self, kind: str, t: int, qa_id: str, strict: bool = False,
+             exclude: frozenset[str] = frozenset()) -> QAItem | None:
+        """One ``kind`` question asked after turn ``t`` about a drawn trait (changed or drifting ones favoured),
+        never one of ``exclude``.
 
         A trait whose four states cannot all be offered right now (every text of one is supported by another
         trait) is passed over for the next draw. When no candidate can, ``strict`` gives None (the caller asks
         something else); otherwise a distractor fills the place, as for a trait with fewer than four states.
         """
         plan, rng = self.plan, self.rng
-        candidates = self.candidates(kind, t)
+        candidates = [tr for tr in self.candidates(kind, t) if tr not in exclude]
         active = plan.active_drift(t)
         weights = [3.0 if plan.last_change(tr, t) or (active and active.trait_id == tr) else 1.0 for tr in candidates]
         while True:

@@ -238,6 +238,11 @@ def test_a_clock_time_or_the_sky_told_as_now_binds_the_hour():
     assert at_hour("I saw a film of oil on a puddle with rainbow colours in it.", 23)  # no sky in it
     assert not at_hour("There was thick fog in the valley when I opened the curtains.", 20)
     assert at_hour("I'm off to a gig tonight.", 8)  # a plan for tonight, said in the morning
+    # the blind read of seed 2731: "Did six hours over the hills near home today" at 07:24
+    hills = "Did six hours over the hills near home today as practice for the trek."
+    assert not at_hour(hills, 7) and at_hour(hills, 18)
+    assert not at_hour("I'm just back from six hours in the saddle in the hills.", 9)
+    assert at_hour("Driving six hours to see my brother on Friday.", 8)  # a plan
     assert at_hour("I stayed up until 2am finishing it.", 14)  # a time told as past, not as now
     # seed 2231: lunch still to come at night, and a working day "still" going at breakfast
     assert not at_hour("It's a frozen lasagne this lunchtime and I'd like something on the side.", 19)
@@ -321,6 +326,14 @@ def test_the_season_words_know_their_months():
     assert not in_season("Went sledging on the common.", 8) and in_season("Went sledging on the common.", 1)
     assert not in_season("The clocks go back this weekend.", 3) and in_season("The clocks go back this weekend.", 10)
     assert not in_season("The drive for Boxing Day is six hours.", 3)
+    # the blind read of seed 2731: a grass-court match in December, Roland Garros news in January, an outdoor gig
+    # in the park in January, knitwear put away for months in November, "the new quarter" in May
+    assert not in_season("A grass-court match on Monday.", 12) and in_season("A grass-court match on Monday.", 6)
+    assert not in_season("A player argued about a mark on the clay at Roland Garros.", 1)
+    assert not in_season("The outdoor gig in the park on Thursday looks like a mudbath.", 1)
+    assert not in_season("What's the best way to store knitwear I won't wear for months?", 11)
+    assert in_season("How do I keep moths away from my knitwear?", 11)
+    assert not in_season("Came in on Monday to get a head start on the new quarter.", 5)
     # the blind read of seed 1441: light after nine on 2 December, a garden party and pollen in December, the
     # leaves turning yellow in late December; a question about autumn leaves fits any month
     assert not in_season("I noticed it's still light well after nine in the evening.", 12)

@@ -13,8 +13,17 @@ import pytest
 
 from dimobench.api import audit_suite, load_suite
 from dimobench.audit.diversity import diversity
-from dimobench.catalog import FEMALE_RELATIONS, MALE_RELATIONS, Act, Exchange, find_catalog, load_catalog
-from dimobench.generate.text import HOURS, Renderer, habit_of
+from dimobench.catalog import (
+    FEMALE_RELATIONS,
+    MALE_RELATIONS,
+    WEEKDAYS,
+    Act,
+    Exchange,
+    find_catalog,
+    load_catalog,
+)
+from dimobench.generate.clock import HOURS
+from dimobench.generate.text import Renderer, habit_of
 from tests.helpers.suites import generate
 
 V3 = find_catalog("catalog-v3")
@@ -121,6 +130,33 @@ def test_a_clock_falls_inside_its_time_of_day_and_pronouns_follow_the_friend():
             assert first <= int(said.group(2)) <= last, user
 
 
+def test_a_past_day_of_this_week_or_month_is_one_already_past():
+    # The blind read of seed 2697: "our bins were skipped this Friday" on a Thursday, "got through three books in
+    # January" on 7 January. A past "this {weekday}" names a day of this week already gone (never said on a
+    # Monday), a past "in/this {month}" is not said in the month's first days; plans keep any day.
+    past = [Exchange(user="Our bins were skipped this {weekday} for no reason.", assistant="Ring the council."),
+            Exchange(user="Got through three books in {month} and want another.", assistant="Try a short one.")]
+    plan = [Exchange(user="{friend} offered to spot me on bench this {weekday}.", assistant="Warm up first.")]
+    days = {"2024-05-09T10:00:00": ("Thursday", 9), "2024-05-13T10:00:00": ("Monday", 13),
+            "2024-05-25T18:00:00": ("Saturday", 25), "2024-05-03T09:00:00": ("Friday", 3)}
+    for stamp, (today, day) in days.items():
+        earlier = WEEKDAYS[:WEEKDAYS.index(today)]
+        for seed in range(4):
+            r = Renderer(CAT, random.Random(seed), "Ana", {"Ana"}, home_city="Leeds")
+            r.at(stamp)
+            for i in range(12):
+                user, _ = r.render(f"past{i}", past, n=str(i))
+                bins = re.search(r"skipped this (\w+)", user)
+                if bins:
+                    assert bins.group(1) in earlier, (stamp, user)
+                assert not ("books in May" in user and day <= 10), (stamp, user)
+            told = {re.search(r"this (\w+)", r.render("plan", plan)[0]).group(1) for _ in range(8)}  # type: ignore
+            assert today not in told and (len(told) > 1 or today == "Saturday"), (stamp, told)
+    r = Renderer(CAT, random.Random(1), "Ana", {"Ana"}, home_city="Leeds")
+    r.at("2024-05-25T18:00:00")
+    assert any("books in May" in r.render(f"late{i}", past)[0] for i in range(12))
+
+
 def test_an_occasion_with_its_own_price_or_month_is_told_once_per_persona():
     # The blind read of seed 1301 found one drone pledge told as 1,200 and later as 600, one festival in July and
     # later in August: an act context with such slots is one occasion, so a persona tells it once.
@@ -186,6 +222,10 @@ def test_a_state_reached_by_a_drift_is_told_without_years_of_history(suites):
     assert LONG_HELD.search("My best mate and I have been friends since school.")
     assert not LONG_HELD.search("I want one pair of boots that lasts for years.")
     assert not LONG_HELD.search("My backside is sore for ages after each outing on the saddle.")
+    # the blind read of seed 2697: a dog that came with a drift, then "Domino is twelve"
+    assert LONG_HELD.search("{dog} is twelve and struggles with the stairs first thing in the morning.")
+    assert LONG_HELD.search("{dog} has gone off the kibble I've been buying all year.")
+    assert not LONG_HELD.search("The running club's {weekday} loop is ten kilometres.")
     asks = [Exchange(user="How do I make it last?", assistant="Look after the battery."),
             Exchange(user="Is it worth repairing?", assistant="Often, yes.")]
     act = Act(context=["My eight-year-old phone dies by lunchtime.", "The phone's battery is swelling.",
@@ -225,6 +265,27 @@ def test_a_distant_past_is_told_once(suites):
                          if tuple(c) in held]
                 assert not clash, (t.user, clash)
     assert told and max(told.values()) == 1, told.most_common(3)
+    # The blind read of seed 2731: one distant past recalled in five wordings in one dialogue, and a stepbrother
+    # given the user's own distant past word for word. At most two recalls per trait; a habit told of one person.
+    recalls = Counter((s.path, t.persona_id, t.annotation.trait_id) for s in suites for t in s.dialogues
+                      if t.annotation and t.annotation.kind == "decoy")
+    assert max(recalls.values()) <= 2, recalls.most_common(3)
+    for s in suites:
+        names = {(p.persona_id, e.name): e for p in s.personas for e in p.entities}
+        for pid in {p.persona_id for p in s.personas}:
+            own = {h for (path, who, h) in told if path == s.path and who == pid}
+            others = [t.user for t in s.dialogues if t.persona_id == pid and t.annotation
+                      and t.annotation.kind == "entity"]
+            for h in own:
+                assert not [u for u in others if any(habit_of(h, CAT, n) in u for (q, n) in names if q == pid)], h
+
+
+def test_no_two_questions_ask_about_one_trait_after_one_turn(suites):
+    # The blind read of seed 2731: two slots that found nothing askable before turn 7 both asked about the home
+    # there, in other words ("What stands out about Kaito's home right now?", "What defines Kaito's home ...")
+    for s in suites:
+        asked = Counter((q.persona_id, q.trait_id, q.ask_turn) for q in s.qa)
+        assert max(asked.values()) == 1, asked.most_common(2)
 
 
 def test_a_preset_persona_tells_each_filler_happening_once(suites):

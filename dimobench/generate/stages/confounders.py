@@ -29,16 +29,20 @@ VERSION = "1"
 RULES_VERSION = "2"
 """The version under the validity rules or catalog v3 (:func:`dimobench.generate.pipeline.stage_versions`):
 the persona's own city fills {city} under the validity rules and catalog v3 alike."""
-TEXT_RULES_VERSION = "4"
+TEXT_RULES_VERSION = "5"
 """The version with a catalog of text rules v3: a persona tells each distant past once, and none that a trait it
 holds also shows (3, session 29); a persona has one distant past per trait, and a habit with a seasonal word is
-told only in its season (4, session 30)."""
+told only in its season (4, session 30); chatter tells a past day of this week or month only once it has gone
+by, a distant past is recalled at most :data:`PAST_TELLINGS` times, and a habit is told of one person only (5,
+session 31)."""
 READS = ("personas.jsonl", "schedules.jsonl", "dialogues.jsonl")
 WRITES = ("dialogues.jsonl",)
 CONFIG_FIELDS = ("seed", "confounder_rate", "generator", "qa_rules")
 """Config fields that change this stage's output (its fingerprint covers them and its upstream)."""
 
 KIND_WEIGHTS = {"chatter": 0.4, "entity": 0.4, "decoy": 0.2}
+PAST_TELLINGS = 2
+"""Times a persona recalls the distant past of one trait (catalog v3)."""
 
 
 class Inputs(BaseModel):
@@ -91,6 +95,15 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
     traits = [tr.trait_id for tr in plan.persona.traits]
     drift = plan.active_drift(t)
     weights = [2.0 if (drift and tid == drift.trait_id) or tid in plan.stable_traits else 1.0 for tid in traits]
+    said = {h for _, h in told}
+    if kind == "decoy" and catalog.text_rules == "v3":
+        # a distant past is recalled at most PAST_TELLINGS times: "years ago I soldiered on through illness" in
+        # five wordings in one dialogue (the blind read of seed 2731) is a tic, not a memory
+        recalled = {tid: sum(("", h) in told for st in catalog.trait(tid).states if st.state_id == past
+                             for h in st.habits) for tid, past in pasts.items()}
+        weights = [0.0 if recalled.get(tid, 0) >= PAST_TELLINGS else w for tid, w in zip(traits, weights, strict=True)]
+        if not any(weights):
+            return None
     trait_id = rng.choices(traits, weights)[0]
     entry = catalog.trait(trait_id)
     if kind == "chatter":
@@ -138,7 +151,7 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
         if catalog.text_rules == "v3":
             # a distant past is told once ("back then I wore smart tailored suits" twice in five minutes: the
             # blind read of seed 2627); the user's own habits are told as ("", habit)
-            habits = [h for h in shown.habits if ("", h) not in told and _in_season(h, renderer)]
+            habits = [h for h in shown.habits if h not in said and _in_season(h, renderer)]
             if not habits:
                 return None
         habit = rng.choice(habits)
@@ -160,7 +173,9 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
         def untold(e: Entity) -> list[str]:
             state = by_id[shown_as.get((e.entity_id, trait_id), shown.state_id)]
             # and in season: "my niece took a picnic to the park" is not news in January (season_clash, seed 2676)
-            return [h for h in state.habits if (e.entity_id, h) not in told and _in_season(h, renderer)]
+            # a habit is told of one person only: "my stepbrother glanced at email briefings and abandoned most
+            # partway" beside the user's own distant past in the same words (the blind read of seed 2731)
+            return [h for h in state.habits if h not in said and _in_season(h, renderer)]
 
         people = [e for e in plan.persona.entities if untold(e)]
         same = [e for e in people if shown_as.get((e.entity_id, trait_id)) == shown.state_id]

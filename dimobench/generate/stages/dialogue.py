@@ -30,14 +30,15 @@ RULES_VERSION = "3"
 the persona's own city fills {city} under the validity rules and catalog v3 alike (2); the renderer of sessions
 26-27 draws the least recently used contexts and asks and reopens a spent turn behind one lead, a trial turn's
 own (3), so ``--resume`` with an unchanged v3 catalog reruns the dialogue stage."""
-TEXT_RULES_VERSION = "7"
+TEXT_RULES_VERSION = "8"
 """The version with a catalog of text rules v3: elderflowers picked only in May and June (4, session 28,
 :data:`dimobench.catalog.SEASONAL`, whose words only v3 text rules read); picnics in the warm months, a Wimbledon
 ballot's result in spring, no camping at a festival in the cold months (5, session 29); a state the persona came
 to by a drift told without years of history (6, session 29, :data:`dimobench.catalog.LONG_HELD`), and a
 ``{clock}`` that happened earlier today no later than the turn's own time; the acts of one
 :attr:`dimobench.catalog.Act.group` told once between them, and Record Store Day only in the months before it (7,
-session 30)."""
+session 30); a past "this {weekday}" a day already past, a past "this {month}" not in its first days, no old dog
+for a new owner (8, session 31)."""
 READS = ("personas.jsonl", "schedules.jsonl")
 WRITES = ("dialogues.jsonl",)
 CONFIG_FIELDS = ("seed", "turns", "cue_rate", "maintenance_cue_rate", "generator", "qa_rules")

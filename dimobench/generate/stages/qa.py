@@ -18,9 +18,10 @@ from dimobench.suite.schema import Persona, QAItem, Schedule, Turn
 
 NAME = "qa"
 VERSION = "1"
-RULES_VERSION = "2"
+RULES_VERSION = "3"
 """The version under the validity rules or catalog v3 (:func:`dimobench.generate.pipeline.stage_versions`):
-no option the user said on another subject; a persona's less-offered texts first."""
+no option the user said on another subject; a persona's less-offered texts first (2); one question per trait at
+one turn (3, session 31)."""
 READS = ("personas.jsonl", "schedules.jsonl", "dialogues.jsonl")
 WRITES = ("qa.jsonl",)
 CONFIG_FIELDS = ("seed", "qa", "turns", "generator", "qa_rules")
