@@ -4,8 +4,7 @@ Every file is JSON so the catalog loads in milliseconds. Templates may use the s
 (``{friend}``, ``{weekday}``, ...); entity and decoy templates also use ``{relation}``, ``{entity}`` and
 ``{habit}`` (a past-tense verb phrase from the state being shown). ``check_catalog`` enforces the rules a
 benchmark needs (in :mod:`dimobench.catalog_rules`): enough templates per state, no state words in questions or
-cues.
-"""
+cues."""
 
 from __future__ import annotations
 
@@ -40,9 +39,8 @@ from dimobench.catalog_patterns import (  # noqa: F401  (re-exported: the catalo
 )
 from dimobench.resources import resource_dir
 
-SLOTS: frozenset[str] = frozenset(
-    {"friend", "friend2", "weekday", "time_of_day", "clock", "city", "number", "month", "name", "someone"}
-)
+SLOTS: frozenset[str] = frozenset({"friend", "friend2", "weekday", "time_of_day", "clock", "city", "number",
+                                   "month", "name", "someone"})
 """Slots every template may use; ``name`` is the persona's first name, the rest come from the catalog
 (``someone``, catalog-v3: an unnamed person whose gender no value fixes, "a neighbour", "my cousin"; at a text's
 start, which is capitalised, or inside a sentence, never after a sentence's end)."""
@@ -263,6 +261,8 @@ class Catalog(BaseModel):
     forty different friends."""
     relation_max_age: dict[str, int] = {}
     """Relation -> the oldest a persona may be and still have one ("grandmother": 45)."""
+    clashes: list[tuple[str, str, str]] = []
+    """``(trait_id:state_id, trait_id:state_id, why)``: two states one person cannot hold at once (stages 1, 2)."""
     conflicts: dict[str, list[tuple[str, str]]] = {}
     """Option text -> (trait_id, state_id) of other traits' states that also support it
     (``data/conflicts.json``, built by ``scripts/build_conflicts.py``)."""
@@ -310,7 +310,7 @@ _V3_DEFAULTS: dict[str, object] = {
     "acts": [], "parts": {}, "fixed_parts": [], "requires": [], "min_age": 0, "leads": [], "trial_leads": [],
     "filler_acts": [], "text_rules": "v1", "genders": {}, "currencies": {}, "occupation_tags": {}, "price_scale": {},
     "home_cities": [], "excludes_relations": [], "friend_circle": [], "relation_max_age": {}, "price_bands": {},
-    "excludes": [], "background": False, "once": False, "settled": False, "also": [],
+    "excludes": [], "background": False, "once": False, "settled": False, "also": [], "clashes": [],
 }
 
 

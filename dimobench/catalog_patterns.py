@@ -43,6 +43,10 @@ SEASONAL: tuple[tuple[re.Pattern[str], frozenset[int]], ...] = tuple(
     (r"(?:gig|party|concert) in the park", frozenset({5, 6, 7, 8, 9})),
     (r"knitwear I won't wear for months", frozenset({3, 4, 5, 6})),
     (r"new quarter", frozenset({1, 3, 4, 6, 7, 9, 10, 12})),
+    # seed 2747's: caught out by the clocks in June, seed potatoes in July, starling murmurations in June
+    (r"caught out by the clocks|clocks last went back", frozenset({3, 4, 10, 11})),
+    (r"seed potatoes|chit(?:ting)?|early potatoes", frozenset({1, 2, 3, 4})),
+    (r"murmurations?", frozenset({10, 11, 12, 1, 2})),
     # camping out in the cold months ("a tent for the festival in {later_month}" written in November): never
     (r"(?:tents?|pitches|camping)\b[^.?!]{0,60}\bin (?:October|November|December|January|February|March)\b",
      frozenset()),
@@ -80,7 +84,7 @@ _SEASONAL_STEMS = ("snow", "frost", "sledg", "icy", "mince pie", "thermals", "gr
                    "barbecue", "bbq", "warm", "humid", "muggy", "pollen", "fever", "bee sting", "stung by a bee",
                    "weeding", "daffodil", "bluebell", "blossom", "clocks", "elderflower", "picnic", "tent",
                    "pitches", "camping", "record store", "grass", "roland garros", "in the park", "knitwear",
-                   "new quarter")
+                   "new quarter", "caught out by the clocks", "potato", "chit", "murmuration")
 """A piece of every text :data:`SEASONAL` can match, lower-cased: a text with none of them has no seasonal word,
 found by substring tests instead of the regex (the renderer asks on every draw; a third of an XL suite's time)."""
 
@@ -118,6 +122,8 @@ HOURLY: tuple[tuple[re.Pattern[str], int, int], ...] = tuple(
     (r"\b(?:noticed|saw|spotted|there's a|there is a)\b(?:(?!photo|puddle|picture)[^.?!])*\brainbow", 8, 21),
     (r"\bwhen I (?:opened|drew back) the curtains\b", 5, 12),
     (r"\bstill light (?:well )?(?:after|past) (?:nine|ten|9|10)\b", 20, 1),
+    # seed 2747: "Got my second puncture of the morning" at 20:34
+    (r"\bof the morning\b", 5, 12),
     # hours of it done already today (the blind read of seed 2731: "did six hours over the hills today" at 07:24)
     (r"\b(?:four|five|six|seven|eight) hours\b[^.?!]*\btoday\b|\bjust back from (?:four|five|six|seven|eight) hours\b",
      12, 23),
@@ -126,12 +132,12 @@ HOURLY: tuple[tuple[re.Pattern[str], int, int], ...] = tuple(
 written only at an hour they fit (the blind read of seed 1631: "winding down before bed" at 08:13)."""
 _ANY_HOURLY = re.compile(r"before bed|bedtime|wind(?:ing)? down|lights out|is up|are up|gets? up|this morning|"
                          r"this afternoon|this lunchtime|and I'm still|tonight|curtains|sunset|sky turning|rainbow|"
-                         r"still light|hours|"
+                         r"still light|hours|of the morning|"
                          r"\d(?::\d\d)? ?[ap]m\b|\d:\d\d", re.IGNORECASE)
-_CLOCK_NOW = re.compile(r"\b(?:it's|it is|clock (?:says|reads|shows)) (gone |past |nearly |almost )?(\d{1,2})"
-                        r"(?:(?::\d\d)? ?([ap])m\b|:\d\d\b)", re.IGNORECASE)
-"""The time told as now ("It's 1:30am", "it's gone 1am", "It's 10:00", "the kitchen clock says 2am"): the turn's
-hour must be that hour (gone: up to two after; nearly: the hour before)."""
+_CLOCK_NOW = re.compile(r"\b(?:it's|it is|clock (?:says|reads|shows)|I'm \w+ing at) (gone |past |nearly |almost )?"
+                        r"(\d{1,2})(?:(?::\d\d)? ?([ap])m\b|:\d\d\b)", re.IGNORECASE)
+"""The time told as now ("It's 1:30am", "it's gone 1am", "It's 10:00", "the kitchen clock says 2am", "I'm knitting
+at 2am"): the turn's hour must be that hour (gone: up to two after; nearly: the hour before)."""
 
 
 def _within(hour: int, first: int, last: int) -> bool:

@@ -100,6 +100,9 @@ def check_catalog(cat: Catalog) -> list[str]:
     for text in _texts(cat):
         problems += [f"templates: {{{name}:{spec}}} in {text!r} is not a price band of price_bands"
                      for name, spec in slot_specs(text) if name != "price" or spec not in cat.price_bands]
+    states = {f"{tr.trait_id}:{st.state_id}" for tp in cat.topics for tr in tp.traits for st in tr.states}
+    problems += [f"names: clash {a!r} x {b!r} is not two states of two traits" for a, b, _ in cat.clashes
+                 if a not in states or b not in states or a.split(":")[0] == b.split(":")[0]]
     known = set(cat.relations)
     problems += [f"names: relation_max_age names {r!r}, which is not a relation" for r in cat.relation_max_age
                  if r not in known]

@@ -95,6 +95,15 @@ def test_a_price_band_the_catalog_does_not_define_is_a_catalog_error():
     assert problems == ["templates: {price:tiny} in 'Paid {price:tiny} for it.' is not a price band of price_bands"]
 
 
+def test_clashing_states_name_two_states_of_two_traits():
+    cat = load_catalog(str(find_catalog("catalog-v3")))
+    assert len(cat.clashes) >= 20 and ("sleep_schedule:nocturnal_worker", "work_setup:office_commuter") in {
+        (a, b) for a, b, _ in cat.clashes}
+    typo = cat.model_copy(update={"clashes": [("sleep_schedule:nightowl", "work_setup:freelancer", "x"),
+                                              ("diet:plant_based", "diet:plant_based", "x")]})
+    assert len([p for p in check_catalog(typo) if "clash" in p]) == 2
+
+
 def test_a_state_that_excludes_a_word_its_own_texts_say_is_a_catalog_error():
     cat = load_catalog(str(find_catalog("catalog-v3")))
     tp = cat.topics[0]
@@ -205,7 +214,7 @@ def test_default_suites_keep_their_stage_fingerprints_and_the_validity_rules_bum
     assert set(stage_versions(make_config(), load_catalog()).values()) == {"1"}
     assert stage_versions(make_config(qa_rules="valid"), load_catalog())["qa"] == "3"
     assert stage_versions(make_config(), load_catalog(find_catalog("catalog-v3")))["dialogue"] == "8"
-    assert stage_versions(make_config(), load_catalog(find_catalog("catalog-v3")))["personas"] == "2"
+    assert stage_versions(make_config(), load_catalog(find_catalog("catalog-v3")))["personas"] == "3"
     # what only v3 text rules change (look-alike names, elderflowers) leaves a v1/v2 suite of the validity rules be
     valid_v2 = stage_versions(make_config(qa_rules="valid"), load_catalog(find_catalog("catalog-v2")))
     assert (valid_v2["personas"], valid_v2["dialogue"]) == ("1", "3")

@@ -38,7 +38,8 @@
   "our son" and, later, "our daughter" for the one toddler.
 
 ``profile_conflict`` also covers the household table: a recorded relation that one of the persona's traits
-excludes (``TraitEntry.excludes_relations``) or that the persona is too old to have (``relation_max_age``).
+excludes (``TraitEntry.excludes_relations``) or that the persona is too old to have (``relation_max_age``), and
+two states the persona holds at one time that the catalog says one person cannot (``Catalog.clashes``).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from dimobench.catalog import (
     template_pattern,
 )
 from dimobench.suite.load import Suite
-from dimobench.suite.plan import LatentPlan
+from dimobench.suite.plan import LatentPlan, clashing
 from dimobench.suite.schema import Turn
 
 _SLOT = re.compile(r"\{[a-z_0-9]+(?::[a-z]+)?\}")
@@ -151,6 +152,7 @@ def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
         barred = plan.barred(catalog, t.turn, a.trait_id if a and a.kind == "cue" else None) if own and plan else None
         if barred is not None and barred.search(f"{t.user} {t.assistant}"):
             out["state_clash"].append(where)
+    clash = clashing(catalog)
     for p in suite.personas:
         occupation = str(p.profile.get("occupation", ""))
         tags = set(catalog.occupation_tags.get(occupation, ()))
@@ -163,7 +165,10 @@ def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
         ids = [tr.trait_id for tr in p.traits]
         bad_relation = any(not catalog.relation_fits(e.relation, ids, age if isinstance(age, int) else None)
                            for e in p.entities)
-        if (needs - tags) or student_too_old or too_young or bad_relation:
+        plan = plans.get(p.persona_id)
+        held_clash = plan is not None and any(clash.get((tid, st), set()) & set(now.items())
+                                              for _, now in plan.held_together() for tid, st in now.items())
+        if (needs - tags) or student_too_old or too_young or bad_relation or held_clash:
             out["profile_conflict"].append(p.persona_id)
     out["social_circle"] = _circle_breaches(suite, catalog)
     own_turns = [t for t in suite.dialogues if t.annotation is None or t.annotation.kind in ("cue", "filler")]

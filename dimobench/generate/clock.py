@@ -19,8 +19,10 @@ CLOCK_PAST = re.compile(r"\b(?:\w{3,}ed|got|met|rang|was|were)\b[^.?!]*\{clock\}
 the blind read of seed 2637: "I minted an NFT ... at 12:45" sent at 12:17)."""
 CLOCK_NOT_PAST = re.compile(r"\{weekday\}|\btomorrow\b|\buntil \{clock\}|\bI've got\b", re.IGNORECASE)
 """What makes a :data:`CLOCK_PAST` match another day or a plan ("moved to {weekday} at {clock}")."""
-NOW_PART = re.compile(r"\b(?:I'm|I am|we're|we are|is|are|am)\b[^.?!]*\{time_of_day\}", re.IGNORECASE)
-"""A sentence in the present tense about this part of the day: its ``{time_of_day}`` is the part the turn is in."""
+NOW_PART = re.compile(r"(?:\b(?:I'm|I am|we're|we are|is|are|am|I've got)\b|'s \w+ing\b)[^.?!]*\{time_of_day\}",
+                      re.IGNORECASE)
+"""A sentence in the present tense about this part of the day: its ``{time_of_day}`` is the part the turn is in
+(seed 2747's blind read: "Mum's teaching me her shepherd's pie this lunchtime" at 22:07)."""
 _PAST = (r"\b(?:\w{3,}ed|got|met|rang|was|were|read|sent|bought|went|did|had|took|came|ran|saw|made|spent|lost|won"
          r"|found|paid|sold|heard)\b")
 PAST_THIS_DAY = re.compile(r"\b(?:was|were)\b[^.?!]*\bthis \{weekday\}", re.IGNORECASE)

@@ -270,6 +270,9 @@ class Renderer:
             retellable = [c for c in told_as_new if not (c in self._told and act.occasion(c))]
             fresh = attempt < FRESH_DRAWS
             pool = untold if untold and fresh else retellable if retellable and attempt < 9 else told_as_new
+            # what fits the day and hour now (v3: a past "this morning" at 07:40 is drawn again, and a fresh act
+            # found no context to tell would be retold instead)
+            pool = [c for c in pool if self._timely(c)] or pool
             # the least recently used context, then an ask it was not yet said with (the first draws; a random
             # one after that, should the stalest be out of season or barred now)
             context = pool[self._stalest(pool)] if attempt < 12 else self.rng.choice(pool)
@@ -330,13 +333,15 @@ class Renderer:
     def _tell(self, act: Act, context: str, acts: list[Act]) -> None:
         """Record ``context`` as told; an occasion's other contexts in the same act tell the same occasion in other
         words (the jury summons, the savings plan), so they count as told with it, and so do the contexts of the
-        other acts of its :attr:`Act.group` among ``acts``."""
+        other acts of its :attr:`Act.group` among ``acts`` and the catalog's filler acts (those out of season now
+        too: the seed-902 test met "the clocks last went back" in August, then "caught out by the clocks" in
+        October)."""
         self._told.add(context)
         self._touched.add(id(act))
         if act.occasion(context):
             self._told.update(c for c in act.context if act.occasion(c))
         if act.group:
-            for other in acts:
+            for other in (*acts, *self.catalog.filler_acts):
                 if other.group == act.group:
                     self._told.update(other.context)
                     self._touched.add(id(other))

@@ -14,12 +14,12 @@ not apply and the card says so. Each flag is one rule, stated where it is comput
 - ``second_supported_option``: a wrong option that another of the persona's traits supports at ``ask_turn``
   (``data/conflicts.json``).
 - ``said_elsewhere_option``: a wrong option sharing two content stems with a user turn up to ``ask_turn`` that is
-  not about the question's trait (``dimobench.suite.questions.EvidenceIndex.first_said``): to a reader, the user
+  not about the question's trait (``dimobench.suite.evidence.EvidenceIndex.first_said``): to a reader, the user
   has said it.
 - ``transition_contradicted``: a present-tense item on the drifting trait during its transition whose gold
   the majority of that trait's last five cues contradict.
 - ``temporal_ambiguous``: a "before the latest change" item offering a second option whose state also held
-  before that change.
+  before that change, in the plan or as a distant past the user recalled before the question.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ import re
 from collections import defaultdict
 
 from dimobench.catalog import Catalog, TraitEntry, suite_catalog
+from dimobench.suite.evidence import EvidenceIndex
 from dimobench.suite.load import Suite
 from dimobench.suite.plan import LatentPlan
-from dimobench.suite.questions import EvidenceIndex
 from dimobench.suite.schema import QAItem
 
 _SPACE = re.compile(r"\s+")
@@ -158,6 +158,8 @@ def item_flags(q: QAItem, plan: LatentPlan, cues: dict[str, list[tuple[int, str]
         change = plan.last_change(q.trait_id, q.ask_turn)
         assert change is not None
         held = _held_before(plan, q.trait_id, change.change_point_turn) - {got[0]}
+        if said is not None:  # a distant past the user recalled held before the change too
+            held |= said.recalled(q.trait_id, q.ask_turn) - {got[0]}
         if any(texts.state_of(o) in held for o in wrong):
             out.append("temporal_ambiguous")
     return out

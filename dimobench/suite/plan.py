@@ -71,6 +71,11 @@ class LatentPlan:
         held = {t.initial_state for t in self.persona.traits if t.trait_id == trait_id}
         return held | {d.to_state for d in self.schedule.drifts if d.trait_id == trait_id}
 
+    def held_together(self) -> list[tuple[int, dict[str, str]]]:
+        """Each stretch between changes as (its first turn, the state of every trait through it)."""
+        starts = [1, *sorted({d.change_point_turn + 1 for d in self.schedule.drifts})]
+        return [(t, {tr.trait_id: self.state_at(tr.trait_id, t) for tr in self.persona.traits}) for t in starts]
+
     def barred(self, catalog: Catalog, turn: int, cued: str | None = None) -> re.Pattern[str] | None:
         """What the persona would not say of its own life at ``turn``: the ``excludes`` of the states its traits
         hold then, leaving out the trait ``cued`` (a turn never contradicts the state it shows) and a trait in
@@ -102,4 +107,14 @@ def turns_by_persona(turns: list[Turn]) -> dict[str, list[Turn]]:
     out: dict[str, list[Turn]] = {}
     for turn in turns:
         out.setdefault(turn.persona_id, []).append(turn)
+    return out
+
+
+def clashing(catalog: Catalog) -> dict[tuple[str, str], set[tuple[str, str]]]:
+    """(trait_id, state_id) -> the states of other traits it cannot be held with (:attr:`Catalog.clashes`)."""
+    out: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    for a, b, _ in catalog.clashes:
+        x, y = tuple(a.split(":", 1)), tuple(b.split(":", 1))
+        out.setdefault((x[0], x[1]), set()).add((y[0], y[1]))
+        out.setdefault((y[0], y[1]), set()).add((x[0], x[1]))
     return out

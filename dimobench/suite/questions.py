@@ -24,10 +24,11 @@ supporting cue is enough, transitions and reversions are asked about, and a conf
   is not asked then; the other traits still are.
 - **One option true in the asked period**: ``temporal`` ("before the latest change") is asked only about a
   trait whose latest change is its first, so exactly one of its states held before it (after a reversion
-  A -> B -> A, A held before the latest change too).
-- **No option the user has said on another subject**: an option text sharing :data:`SAID_SHARED` content stems
-  with a user turn up to the question that is not about the question's trait (another trait's cue, a filler) is
-  not offered, as gold or as a wrong option (:meth:`EvidenceIndex.first_said`).
+  A -> B -> A, A held before the latest change too), and whose distant past the user recalled (a decoy), if
+  any, is that state ("years ago I ..." held before the change as well).
+- **No option the user has said on another subject**: an option text sharing ``SAID_SHARED`` content stems with a
+  user turn up to the question that is not about the question's trait (another trait's cue, a filler) is not
+  offered, as gold or as a wrong option (:meth:`dimobench.suite.evidence.EvidenceIndex.first_said`).
 - **One question per trait at one turn**: two items asked after the same turn are about two traits.
 - **No length cue** (catalogs with ``text_rules`` v3): the four texts are drawn until their order by length is
   one drawn at random beforehand, never looking at which is gold (:meth:`QuestionMaker._rank_lengths`).
@@ -37,93 +38,19 @@ from __future__ import annotations
 
 import random
 from bisect import bisect_right
-from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import overload
 
 from dimobench.catalog import Catalog, StateEntry, TraitEntry, content_words, stemmed_words
+from dimobench.suite.evidence import EvidenceIndex
 from dimobench.suite.plan import LatentPlan
-from dimobench.suite.schema import QAItem, Turn
+from dimobench.suite.schema import QAItem
 
 TARGET_SHARE = {"current_state": 0.3, "inference": 0.25, "temporal": 0.2, "stability": 0.25}
-MAX_EVIDENCE = 5
 MIN_EVIDENCE = 2
 """Cue turns of the gold state a question needs before it (fewer: the question is not asked there)."""
-SAID_SHARED = 2
-"""Content stems (:func:`~dimobench.catalog.stemmed_words`) an option may share with one earlier user turn on
-another subject before that turn reads as its answer: "Hunting resale apps for pre-owned gems" is a shopping
-option, but a user who asked "How do I spot a fake on resale apps?" about a vintage jacket has, to a reader,
-said it (a blind reader picked it three times over the shopping state the cues showed)."""
 LENGTH_TRIES = 100
 """Draws :meth:`QuestionMaker._rank_lengths` makes to meet an order of the options by length."""
-
-
-@dataclass
-class EvidenceIndex:
-    """Per persona: cue turns by (trait, state) and confounder turns by trait, in turn order, and every user turn
-    by the content stems it holds (for :meth:`first_said`)."""
-
-    cues: dict[tuple[str, str], list[int]]
-    confounders: dict[str, list[tuple[int, str | None]]]
-    turns: list[tuple[int, str, str | None]] = field(default_factory=list, repr=False, compare=False)
-    """Every user turn as (turn, text, the trait its annotation names or None), in order."""
-    _said: dict[str, list[tuple[int, str | None]]] | None = field(default=None, init=False, repr=False, compare=False)
-    _first: dict[tuple[str, str], int | None] = field(default_factory=dict, init=False, repr=False, compare=False)
-
-    @classmethod
-    def build(cls, turns: list[Turn]) -> EvidenceIndex:
-        """Index one persona's turns (cues by trait and state, confounders by trait; stems when first asked)."""
-        cues: dict[tuple[str, str], list[int]] = {}
-        conf: dict[str, list[tuple[int, str | None]]] = {}
-        for t in turns:
-            a = t.annotation
-            if a is None or a.trait_id is None:
-                continue
-            if a.kind == "cue" and a.state_id:
-                cues.setdefault((a.trait_id, a.state_id), []).append(t.turn)
-            elif a.kind in ("entity", "decoy", "chatter"):
-                conf.setdefault(a.trait_id, []).append((t.turn, a.state_id))
-        return cls(cues, conf, [(t.turn, t.user, t.annotation.trait_id if t.annotation else None) for t in turns])
-
-    @property
-    def said(self) -> dict[str, list[tuple[int, str | None]]]:
-        """Content stem -> the user turns holding it, as (turn, the trait its annotation names or None), in order;
-        built on first use (only the validity rules and the audit's flags ask: stemming every turn was a fifth of
-        a default XL generation)."""
-        if self._said is None:
-            said: dict[str, list[tuple[int, str | None]]] = {}
-            for n, text, about in self.turns:
-                for word in stemmed_words(text):
-                    said.setdefault(word, []).append((n, about))
-            self._said = said
-        return self._said
-
-    def first_said(self, text: str, trait: str) -> int | None:
-        """The first user turn not about ``trait`` sharing :data:`SAID_SHARED` content stems with ``text``."""
-        key = (text, trait)
-        if key not in self._first:
-            shared: dict[int, int] = {}
-            said = self.said
-            for word in stemmed_words(text):
-                for n, about in said.get(word, ()):
-                    if about != trait:
-                        shared[n] = shared.get(n, 0) + 1
-            self._first[key] = min((n for n, c in shared.items() if c >= SAID_SHARED), default=None)
-        return self._first[key]
-
-    def evidence(self, trait: str, state: str, upto: int, since: int = 0) -> list[int]:
-        """The last ``MAX_EVIDENCE`` cue turns showing ``state`` of ``trait`` in ``(since, upto]``."""
-        found = [n for n in self.cues.get((trait, state), []) if since < n <= upto]
-        return found[-MAX_EVIDENCE:]
-
-    def confounder_state(self, trait: str, upto: int, exclude: set[str]) -> str | None:
-        """The state shown by the latest confounder of ``trait`` up to ``upto`` that is not in ``exclude``."""
-        for n, state in reversed(self.confounders.get(trait, [])):
-            if n <= upto and state and state not in exclude:
-                return state
-        return None
-
-
 
 
 class QuestionMaker:
@@ -196,6 +123,10 @@ class QuestionMaker:
                 change = plan.last_change(tr, t)
                 if change is None or (self.valid and plan.last_change(tr, change.change_point_turn) is not None):
                     continue  # no change yet, or a second change: more than one state held before it
+                # validity rules: a distant past of another state is "before the change" too (the blind read of
+                # seed 2747: "before things shifted" offered the state the user held "years ago")
+                if self.valid and idx.recalled(tr, t) - {change.from_state}:
+                    continue
                 if grounded(tr, change.from_state, change.change_point_turn):
                     out.append(tr)
             return sorted(out)

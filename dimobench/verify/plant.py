@@ -15,9 +15,10 @@ from pathlib import Path
 
 from dimobench.catalog import Catalog, suite_catalog
 from dimobench.errors import InputError
+from dimobench.suite.evidence import EvidenceIndex
 from dimobench.suite.load import Suite
 from dimobench.suite.plan import LatentPlan
-from dimobench.suite.questions import EvidenceIndex, QuestionMaker
+from dimobench.suite.questions import QuestionMaker
 from dimobench.suite.schema import QAItem, Turn
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from dimobench.catalog import TraitEntry, load_catalog, stemmed_words
+from dimobench.suite.evidence import EvidenceIndex
 from dimobench.suite.flags import FlagContext, item_flags, norm
 from dimobench.suite.plan import LatentPlan
-from dimobench.suite.questions import EvidenceIndex
 from dimobench.suite.schema import Annotation, Drift, Persona, PhaseSpan, QAItem, Schedule, State, Trait, Turn
 
 CATALOG = load_catalog()
@@ -111,6 +111,18 @@ def test_before_the_latest_change_is_ambiguous_after_a_reversion(three_states):
     once = _plan([_trait(e, a)], [there])
     before = _item(e, "temporal", "post_change", 50, _answers(e, 0)[0], [_answers(e, 1)[0], _answers(e, 2)[0]])
     assert item_flags(before, once, cues, CTX) == [], "the state the change led to did not hold before it"
+    # the blind read of seed 2747: "before things shifted" offered the state the user recalled from years ago
+    def told(past_turn: int) -> EvidenceIndex:
+        turns = [Turn(persona_id="p01", session=1, turn=n, timestamp="2024-05-01T10:00:00", user="Hi.",
+                      assistant="Hello.", annotation=Annotation(kind="cue", trait_id=e.trait_id, state_id=s))
+                 for n, s in cues[e.trait_id] if n < 40]
+        turns.append(Turn(persona_id="p01", session=1, turn=past_turn, timestamp="2024-05-01T10:00:00",
+                          user="Years ago I did that.", assistant="A long time ago.",
+                          annotation=Annotation(kind="decoy", trait_id=e.trait_id, state_id=c)))
+        return EvidenceIndex.build(sorted(turns, key=lambda t: t.turn))
+
+    assert "temporal_ambiguous" in item_flags(before, once, cues, CTX, told(45))
+    assert "temporal_ambiguous" not in item_flags(before, once, cues, CTX, told(55)), "recalled after the question"
 
 
 def test_a_wrong_option_another_trait_supports_now_is_a_second_right_answer():

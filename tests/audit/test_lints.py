@@ -137,6 +137,31 @@ def test_a_trait_the_occupation_cannot_hold_and_an_old_student_are_profile_confl
     assert count(occupation="graduate student", age=61) == 1
 
 
+def test_two_states_held_at_once_that_clash_are_a_profile_conflict(suite):
+    # the blind read of seed 2747: a night-shift sleeper running a freelance business, then in a daytime office
+    cat = _catalog()
+    p = next(x for x in suite.personas if len(x.traits) >= 2)
+    sched = next(sc for sc in suite.schedules if sc.persona_id == p.persona_id)
+    a, b = p.traits[0], p.traits[1]
+    assert lints(suite, cat)["profile_conflict"].count(p.persona_id) == 0
+    held = cat.model_copy(update={"clashes": [(f"{a.trait_id}:{a.initial_state}", f"{b.trait_id}:{b.initial_state}",
+                                               "cannot be both")]})
+    assert lints(suite, held)["profile_conflict"].count(p.persona_id) == 1
+    # a state only reached later clashes from its change point on; one never held with the other does not
+    drift = sched.drifts[0]
+    other = next(t for t in p.traits if t.trait_id != drift.trait_id)
+    later = cat.model_copy(update={"clashes": [(f"{drift.trait_id}:{drift.to_state}",
+                                                f"{other.trait_id}:{other.initial_state}", "x")]})
+    changed_back = any(d.trait_id == other.trait_id and d.change_point_turn < drift.change_point_turn
+                       for d in sched.drifts)
+    assert lints(suite, later)["profile_conflict"].count(p.persona_id) == (0 if changed_back else 1)
+    never = next(s.state_id for s in other.states if s.state_id not in
+                 {other.initial_state, *(d.to_state for d in sched.drifts if d.trait_id == other.trait_id)})
+    apart = cat.model_copy(update={"clashes": [(f"{drift.trait_id}:{drift.to_state}", f"{other.trait_id}:{never}",
+                                                "x")]})
+    assert lints(suite, apart)["profile_conflict"].count(p.persona_id) == 0
+
+
 def test_a_decoy_recalling_a_state_held_in_the_span_is_a_timeline_conflict(suite):
     cat = _catalog()
     p = suite.personas[0]
@@ -243,6 +268,10 @@ def test_a_clock_time_or_the_sky_told_as_now_binds_the_hour():
     assert not at_hour(hills, 7) and at_hour(hills, 18)
     assert not at_hour("I'm just back from six hours in the saddle in the hills.", 9)
     assert at_hour("Driving six hours to see my brother on Friday.", 8)  # a plan
+    # seed 2747: "I'm knitting at 2am" at 13:15, "my second puncture of the morning" at 20:34
+    assert not at_hour("I'm knitting at 2am and want some company.", 13) and at_hour("I'm knitting at 2am.", 2)
+    assert not at_hour("Got my second puncture of the morning on a gravel stretch.", 20)
+    assert at_hour("Got my second puncture of the morning on a gravel stretch.", 10)
     assert at_hour("I stayed up until 2am finishing it.", 14)  # a time told as past, not as now
     # seed 2231: lunch still to come at night, and a working day "still" going at breakfast
     assert not at_hour("It's a frozen lasagne this lunchtime and I'd like something on the side.", 19)
@@ -334,6 +363,13 @@ def test_the_season_words_know_their_months():
     assert not in_season("What's the best way to store knitwear I won't wear for months?", 11)
     assert in_season("How do I keep moths away from my knitwear?", 11)
     assert not in_season("Came in on Monday to get a head start on the new quarter.", 5)
+    # seed 2747: caught out by the clocks in June, seed potatoes in July, murmurations in June
+    assert not in_season("Ann turned up an hour out for lunch, caught out by the clocks.", 6)
+    assert not in_season("The church clock was an hour out for days after the clocks last went back.", 8)
+    assert not in_season("How long should seed potatoes chit before planting?", 7)
+    assert in_season("How long should seed potatoes chit before planting?", 2)
+    assert not in_season("I heard there are murmurations over the marshes near Leeds.", 6)
+    assert in_season("The architecture tour was brilliant.", 6)
     # the blind read of seed 1441: light after nine on 2 December, a garden party and pollen in December, the
     # leaves turning yellow in late December; a question about autumn leaves fits any month
     assert not in_season("I noticed it's still light well after nine in the evening.", 12)

@@ -14,6 +14,7 @@ Stable traits get their share, so ``stability`` questions always follow confound
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 from pydantic import BaseModel
 
@@ -33,8 +34,9 @@ TEXT_RULES_VERSION = "5"
 """The version with a catalog of text rules v3: a persona tells each distant past once, and none that a trait it
 holds also shows (3, session 29); a persona has one distant past per trait, and a habit with a seasonal word is
 told only in its season (4, session 30); chatter tells a past day of this week or month only once it has gone
-by, a distant past is recalled at most :data:`PAST_TELLINGS` times, and a habit is told of one person only (5,
-session 31)."""
+by, a distant past is recalled at most :data:`PAST_TELLINGS` times and never of a trait that changes in the
+span, a habit is told of one person only, and at most :data:`PERSON_TELLINGS` things of one person (5, session
+31)."""
 READS = ("personas.jsonl", "schedules.jsonl", "dialogues.jsonl")
 WRITES = ("dialogues.jsonl",)
 CONFIG_FIELDS = ("seed", "confounder_rate", "generator", "qa_rules")
@@ -43,6 +45,10 @@ CONFIG_FIELDS = ("seed", "confounder_rate", "generator", "qa_rules")
 KIND_WEIGHTS = {"chatter": 0.4, "entity": 0.4, "decoy": 0.2}
 PAST_TELLINGS = 2
 """Times a persona recalls the distant past of one trait (catalog v3)."""
+PERSON_TELLINGS = 4
+"""Things a persona tells of one person it knows (catalog v3)."""
+TRAIT_TELLINGS = 2
+"""Things a persona tells of one trait of one person it knows (catalog v3)."""
 
 
 class Inputs(BaseModel):
@@ -101,7 +107,11 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
         # five wordings in one dialogue (the blind read of seed 2731) is a tic, not a memory
         recalled = {tid: sum(("", h) in told for st in catalog.trait(tid).states if st.state_id == past
                              for h in st.habits) for tid, past in pasts.items()}
-        weights = [0.0 if recalled.get(tid, 0) >= PAST_TELLINGS else w for tid, w in zip(traits, weights, strict=True)]
+        # and none of a trait that changes in the span: "years ago I ..." would be a second state held before the
+        # change a temporal question asks about (the blind read of seed 2747)
+        changing = plan.drifting_traits
+        weights = [0.0 if recalled.get(tid, 0) >= PAST_TELLINGS or tid in changing else w
+                   for tid, w in zip(traits, weights, strict=True)]
         if not any(weights):
             return None
     trait_id = rng.choices(traits, weights)[0]
@@ -169,9 +179,16 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
         # blind read of seed 2111, a cousin who had every habit the user's traits offer), else someone shown in
         # another state keeps theirs; when nobody has anything left, the turn stays a filler.
         by_id = {st.state_id: st for st in entry.states}
+        # and a person is not a running commentary: at most PERSON_TELLINGS things about one person and
+        # TRAIT_TELLINGS about one of their traits (the blind read of seed 2747: a landlord six times, an aunt's
+        # check-ups three times)
+        tellings = Counter(who for who, _ in told)
 
         def untold(e: Entity) -> list[str]:
             state = by_id[shown_as.get((e.entity_id, trait_id), shown.state_id)]
+            if tellings[e.entity_id] >= PERSON_TELLINGS or sum(
+                    (e.entity_id, h) in told for h in state.habits) >= TRAIT_TELLINGS:
+                return []
             # and in season: "my niece took a picnic to the park" is not news in January (season_clash, seed 2676)
             # a habit is told of one person only: "my stepbrother glanced at email briefings and abandoned most
             # partway" beside the user's own distant past in the same words (the blind read of seed 2731)

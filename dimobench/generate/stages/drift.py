@@ -18,10 +18,14 @@ from pydantic import BaseModel
 from dimobench.catalog import Catalog
 from dimobench.errors import ConfigError
 from dimobench.generate.config import GenerateConfig
+from dimobench.suite.plan import clashing
 from dimobench.suite.schema import Drift, Persona, PhaseSpan, Schedule
 
 NAME = "drift"
 VERSION = "1"
+TEXT_RULES_VERSION = "2"
+"""The version with a catalog of text rules v3: no drift into a state that clashes with one another trait holds
+then (2, session 31, :attr:`dimobench.catalog.Catalog.clashes`)."""
 READS = ("personas.jsonl",)
 WRITES = ("schedules.jsonl",)
 CONFIG_FIELDS = ("seed", "turns", "drifts", "transition_frac", "post_change_frac")
@@ -49,10 +53,12 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
     settled = set() if inputs.catalog is None else {
         (tr.trait_id, st.state_id) for tp in inputs.catalog.topics for tr in tp.traits for st in tr.states
         if st.settled}
-    return Output(schedules=[_schedule(cfg, p, rng, settled) for p in inputs.personas])
+    clash = {} if inputs.catalog is None else clashing(inputs.catalog)
+    return Output(schedules=[_schedule(cfg, p, rng, settled, clash) for p in inputs.personas])
 
 
-def _schedule(cfg: GenerateConfig, persona: Persona, rng: random.Random, settled: set[tuple[str, str]]) -> Schedule:
+def _schedule(cfg: GenerateConfig, persona: Persona, rng: random.Random, settled: set[tuple[str, str]],
+              clash: dict[tuple[str, str], set[tuple[str, str]]]) -> Schedule:
     n_stable = max(STABLE_TRAITS_MIN, len(persona.traits) // 3)
     # without settled states this is every trait, in order, so catalogs without them keep their schedules
     movable = [t for t in persona.traits if (t.trait_id, t.initial_state) not in settled
@@ -68,8 +74,11 @@ def _schedule(cfg: GenerateConfig, persona: Persona, rng: random.Random, settled
         start, end = round(j * seg) + 1, round((j + 1) * seg)
         length = end - start + 1
         trait = rng.choice(drifting)
-        to_state = rng.choice([s.state_id for s in trait.states if s.state_id != current[trait.trait_id]
-                               and (trait.trait_id, s.state_id) not in settled])
+        options = [s.state_id for s in trait.states if s.state_id != current[trait.trait_id]
+                   and (trait.trait_id, s.state_id) not in settled]
+        # not into a state another trait's current one rules out (a night-shift sleeper into a daytime office)
+        held = {(tid, st) for tid, st in current.items() if tid != trait.trait_id}
+        to_state = rng.choice([s for s in options if not clash.get((trait.trait_id, s), set()) & held] or options)
         onset = start + round(length * rng.uniform(0.35, 0.5))
         change = onset + max(6, round(length * cfg.transition_frac)) - 1
         settle = min(end - 1, change + max(4, round(length * cfg.post_change_frac)))

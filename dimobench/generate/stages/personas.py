@@ -10,13 +10,14 @@ from pydantic import BaseModel
 
 from dimobench.catalog import FEMALE_RELATIONS, MALE_RELATIONS, Catalog, barred_pattern, relation_gender
 from dimobench.generate.config import GenerateConfig
+from dimobench.suite.plan import clashing
 from dimobench.suite.schema import Entity, Persona, State, Trait
 
 NAME = "personas"
 VERSION = "1"
-TEXT_RULES_VERSION = "2"
+TEXT_RULES_VERSION = "3"
 """Catalog v3 suites since session 28 (:func:`dimobench.generate.pipeline.stage_versions`): no two names a
-persona uses look alike (:func:`confusable`)."""
+persona uses look alike (:func:`confusable`) (2); no two initial states that clash (3, session 31)."""
 READS: tuple[str, ...] = ()
 WRITES = ("personas.jsonl",)
 CONFIG_FIELDS = ("seed", "personas", "traits")
@@ -57,6 +58,8 @@ def run(cfg: GenerateConfig, inputs: Catalog, rng: random.Random) -> Output:
                 break
             # traits no occupation fits together (a desk job and night shifts): drawn again
             traits = _draw_traits(catalog, cfg.traits, rng)
+        if v3 and catalog.clashes:
+            traits = _apart(catalog, traits, rng)
         if v3:
             profile = _fitting_profile(catalog, rng, traits)
             # names unique inside the persona (as its friends'): a suite-wide pool would run out with more people
@@ -121,6 +124,22 @@ def _draw_traits(catalog: Catalog, n: int, rng: random.Random) -> list[Trait]:
             initial_state=rng.choice(entry.states).state_id,
         ))
     return traits
+
+
+def _apart(catalog: Catalog, traits: list[Trait], rng: random.Random) -> list[Trait]:
+    """The traits with initial states no two of which clash (:attr:`Catalog.clashes`: the blind read of seed 2747
+    met a night-shift sleeper with a freelance business, then a daytime office job): a trait whose state clashes
+    with one drawn before it is drawn again among its states that clash with none."""
+    clash = clashing(catalog)
+    out: list[Trait] = []
+    for tr in traits:
+        held = {(t.trait_id, t.initial_state) for t in out}
+        if clash.get((tr.trait_id, tr.initial_state), set()) & held:
+            fits = [s.state_id for s in tr.states if not clash.get((tr.trait_id, s.state_id), set()) & held]
+            if fits:
+                tr = tr.model_copy(update={"initial_state": rng.choice(fits)})
+        out.append(tr)
+    return out
 
 
 def _needs(catalog: Catalog, traits: list[Trait]) -> tuple[set[str], int]:

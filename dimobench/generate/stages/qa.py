@@ -12,8 +12,9 @@ from pydantic import BaseModel
 
 from dimobench.catalog import Catalog
 from dimobench.generate.config import GenerateConfig
+from dimobench.suite.evidence import EvidenceIndex
 from dimobench.suite.plan import LatentPlan, turns_by_persona
-from dimobench.suite.questions import EvidenceIndex, QuestionMaker
+from dimobench.suite.questions import QuestionMaker
 from dimobench.suite.schema import Persona, QAItem, Schedule, Turn
 
 NAME = "qa"

@@ -74,6 +74,27 @@ def test_a_settled_state_is_never_left_or_reached() -> None:
         "67dd0caa68e8926df8abe4d94e09c9cdc0ee4a2e1b696906be8647edd7cb0541")
 
 
+def test_no_persona_holds_two_clashing_states_at_once() -> None:
+    # the blind read of seed 2747: a night-shift sleeper with a freelance business, then a daytime office job.
+    # Stage 1 draws initial states no two of which clash (Catalog.clashes) and stage 2 drifts into none that
+    # clashes with what another trait holds then; the same draw without the table holds some clashes.
+    from dimobench.catalog import find_catalog
+    from dimobench.suite.plan import LatentPlan, clashing
+
+    cat = load_catalog(str(find_catalog("catalog-v3")))
+    clash = clashing(cat)
+    cfg = make_config(turns=1050, drifts=3, seed=12, personas=150)
+
+    def held(catalog: object) -> int:
+        ps = personas.run(cfg, catalog, derive_rng(12, "personas")).personas  # type: ignore[arg-type]
+        out = drift.run(cfg, drift.Inputs(personas=ps, catalog=catalog), derive_rng(12, "drift"))  # type: ignore
+        return sum(1 for p, sc in zip(ps, out.schedules, strict=True) for _, now in LatentPlan(p, sc).held_together()
+                   if any(clash.get(k, set()) & set(now.items()) for k in now.items()))
+
+    assert held(cat.model_copy(update={"clashes": []})) > 0
+    assert held(cat) == 0
+
+
 def test_a_persona_with_no_trait_free_to_drift_is_a_config_error() -> None:
     from dimobench.catalog import find_catalog
     from dimobench.errors import ConfigError
