@@ -105,8 +105,8 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
     if kind == "decoy" and catalog.text_rules == "v3":
         # a distant past is recalled at most PAST_TELLINGS times: "years ago I soldiered on through illness" in
         # five wordings in one dialogue (the blind read of seed 2731) is a tic, not a memory
-        recalled = {tid: sum(("", h) in told for st in catalog.trait(tid).states if st.state_id == past
-                             for h in st.habits) for tid, past in pasts.items()}
+        recalled = {tid: _times_told("", st.habits, told) for tid, past in pasts.items()
+                    for st in catalog.trait(tid).states if st.state_id == past}
         # and none of a trait that changes in the span: "years ago I ..." would be a second state held before the
         # change a temporal question asks about (the blind read of seed 2747)
         changing = plan.drifting_traits
@@ -186,8 +186,8 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
 
         def untold(e: Entity) -> list[str]:
             state = by_id[shown_as.get((e.entity_id, trait_id), shown.state_id)]
-            if tellings[e.entity_id] >= PERSON_TELLINGS or sum(
-                    (e.entity_id, h) in told for h in state.habits) >= TRAIT_TELLINGS:
+            told_of = _times_told(e.entity_id, state.habits, told)
+            if tellings[e.entity_id] >= PERSON_TELLINGS or told_of >= TRAIT_TELLINGS:
                 return []
             # and in season: "my niece took a picnic to the park" is not news in January (season_clash, seed 2676)
             # a habit is told of one person only: "my stepbrother glanced at email briefings and abandoned most
@@ -216,3 +216,8 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
 def _in_season(habit: str, renderer: Renderer) -> bool:
     """Whether ``habit`` fits the month the renderer writes in (any, where it keeps no month)."""
     return renderer.month is None or in_season(habit, renderer.month)
+
+
+def _times_told(who: str, habits: list[str], told: set[tuple[str, str]]) -> int:
+    """How many of one state's ``habits`` were told of ``who`` ("" for the user's own distant past)."""
+    return sum((who, h) in told for h in habits)
