@@ -47,6 +47,14 @@ SEASONAL: tuple[tuple[re.Pattern[str], frozenset[int]], ...] = tuple(
     (r"caught out by the clocks|clocks last went back", frozenset({3, 4, 10, 11})),
     (r"seed potatoes|chit(?:ting)?|early potatoes", frozenset({1, 2, 3, 4})),
     (r"murmurations?", frozenset({10, 11, 12, 1, 2})),
+    # seed 2811's: a summer-solstice poster in December, a ten-hour festival day in November, foil behind the
+    # radiators in June, "it's 5 degrees" in May, a wood burner fired up again in July
+    (r"summer solstice", frozenset({4, 5, 6})),
+    (r"at the festival on|support band at the festival", _SUMMER),
+    (r"foil behind the radiators|draughty door|sausage-dog draught excluder|log basket|logs by the back door",
+     frozenset({10, 11, 12, 1, 2, 3})),
+    (r"fire up the wood burner", frozenset({8, 9, 10, 11})),
+    (r"it's 5 degrees", frozenset({10, 11, 12, 1, 2, 3, 4})),
     # camping out in the cold months ("a tent for the festival in {later_month}" written in November): never
     (r"(?:tents?|pitches|camping)\b[^.?!]{0,60}\bin (?:October|November|December|January|February|March)\b",
      frozenset()),
@@ -84,7 +92,8 @@ _SEASONAL_STEMS = ("snow", "frost", "sledg", "icy", "mince pie", "thermals", "gr
                    "barbecue", "bbq", "warm", "humid", "muggy", "pollen", "fever", "bee sting", "stung by a bee",
                    "weeding", "daffodil", "bluebell", "blossom", "clocks", "elderflower", "picnic", "tent",
                    "pitches", "camping", "record store", "grass", "roland garros", "in the park", "knitwear",
-                   "new quarter", "caught out by the clocks", "potato", "chit", "murmuration")
+                   "new quarter", "caught out by the clocks", "potato", "chit", "murmuration", "solstice", "festival",
+                   "radiators", "draught", "log basket", "logs by", "wood burner", "5 degrees")
 """A piece of every text :data:`SEASONAL` can match, lower-cased: a text with none of them has no seasonal word,
 found by substring tests instead of the regex (the renderer asks on every draw; a third of an XL suite's time)."""
 

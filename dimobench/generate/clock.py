@@ -36,10 +36,24 @@ days (v3; the blind read of seed 2697: "got through three books in January" on 7
 PAST_PART = re.compile(_PAST + r"[^.?!]*\{time_of_day\}", re.IGNORECASE)
 """A template telling what happened this ``{time_of_day}``: not drawn before :data:`PAST_PART_FROM` o'clock, when
 the morning has barely begun (v3; the blind read of seed 2731: "the deli sold me za'atar this morning" at 07:27)."""
+NIGHT_FROM = 23
+"""From this hour to 07:00 no part of the day is "this {time_of_day}" in the present tense (:data:`NOW_PART`; the
+blind read of seed 2811: "we're doing the flea market this evening" at 23:38)."""
 PAST_PART_FROM = 9
 """The hour from which a :data:`PAST_PART` template is drawn."""
 EARLY_DAYS = 10
 """The days of a month in which a :data:`PAST_MONTH` template is not drawn."""
+
+
+SESSION_HOURS = (7, 8, 9, 12, 13, 18, 19, 20, 21, 22)
+"""The hours a session starts in."""
+SLEEP_HOURS: dict[str, tuple[int, ...]] = {
+    "early_riser": (6, 7, 8, 9, 12, 13, 16, 17, 18), "night_owl": (10, 11, 12, 13, 18, 19, 20, 21, 22, 23),
+    "nocturnal_worker": (7, 8, 15, 16, 17, 18, 19, 20),
+}
+"""Catalog v3: the hours a session starts in while the persona holds one of these ``sleep_schedule`` states (the
+blind read of seed 2811: a lark "asleep by 9pm" chatting at 22:20). A session lasts up to about an hour, so a lark's
+last one starts by 19:00."""
 
 
 class Clock:
@@ -51,13 +65,14 @@ class Clock:
         self.session = 1
         self._left = rng.randint(4, 12)
 
-    def tick(self) -> tuple[int, str]:
-        """Advance to the next turn; return its session number and ISO 8601 timestamp."""
+    def tick(self, hours: tuple[int, ...] = SESSION_HOURS) -> tuple[int, str]:
+        """Advance to the next turn; return its session number and ISO 8601 timestamp. A new session starts in
+        one of ``hours``."""
         if self._left == 0:
             self.session += 1
             self._left = self.rng.randint(4, 12)
             gap = timedelta(hours=self.rng.randint(8, 96))
-            start = (self.now + gap).replace(hour=self.rng.choice((7, 8, 9, 12, 13, 18, 19, 20, 21, 22)),
+            start = (self.now + gap).replace(hour=self.rng.choice(hours),
                                              minute=self.rng.randint(0, 59))
             # snapping to a time of day may land before the last turn; sessions then start a day later
             self.now = start if start > self.now + timedelta(hours=2) else start + timedelta(days=1)

@@ -34,6 +34,7 @@ from dimobench.generate.clock import (
     CLOCK_SLOT_NOW,
     EARLY_DAYS,
     HOURS,
+    NIGHT_FROM,
     NOW_PART,
     PAST_MONTH,
     PAST_PART,
@@ -128,13 +129,14 @@ class Renderer:
 
     def _timely(self, template: str) -> bool:
         """Not a past "this {weekday}" on a Monday (no day of the week is past yet), a past "this {month}" in its
-        first ``EARLY_DAYS`` days, nor a past "this {time_of_day}" before ``PAST_PART_FROM`` o'clock (v3: :meth:`at`
-        sets the day and hour; :mod:`dimobench.generate.clock`)."""
+        first ``EARLY_DAYS`` days, a past "this {time_of_day}" before ``PAST_PART_FROM`` o'clock, nor a present one
+        late at night, when no part of the day is left (v3: :meth:`at` sets the day and hour; :mod:`.clock`)."""
         if self.today is None or self.day is None or self.hour is None or "{" not in template:
             return True
         return not ((self.today == WEEKDAYS[0] and "this {weekday}" in template and PAST_THIS_DAY.search(template))
                     or (self.day <= EARLY_DAYS and "{month}" in template and PAST_MONTH.search(template))
-                    or (self.hour < PAST_PART_FROM and "{time_of_day}" in template and PAST_PART.search(template)))
+                    or (self.hour < PAST_PART_FROM and "{time_of_day}" in template and PAST_PART.search(template))
+                    or (not NIGHT_FROM > self.hour >= 7 and "{time_of_day}" in template and NOW_PART.search(template)))
 
     def _draw(self, key: str, pool: list[Exchange]) -> Exchange:
         return pool[self._draw_index(key, len(pool))]
@@ -223,6 +225,12 @@ class Renderer:
         made = self._render_act(key, acts, parts, leads, fixed, new_to_it, False, **extra)
         assert made is not None
         return made
+
+    def render_untold_act(self, key: str, acts: list[Act], parts: dict[str, list[str]] | None = None,
+                          fixed: list[str] | None = None, new_to_it: bool = False) -> tuple[str, str] | None:
+        """:meth:`render_act` telling only a context this persona has not told and that fits now, or None where the
+        first draws find none (catalog v3: a state with nothing new to say stays quiet rather than repeat itself)."""
+        return self._render_act(key, acts, parts, None, fixed, new_to_it, True)
 
     def render_fresh_act(self, key: str, acts: list[Act]) -> tuple[str, str] | None:
         """A turn from one of ``acts`` (no parts, no leads of its own) that this persona has told nothing of, that

@@ -6,7 +6,10 @@ new state; maintenance has fewer cues. The drifting trait gets four times the cu
 its drift is active (ACTIVE_DRIFT_WEIGHT), so the change is visible without drowning the stable traits. A
 state written as composed ``acts`` (catalog v3) is shown by composed turns, and a catalog with
 ``filler_acts`` composes most of its fillers too; the first :data:`TRIAL_CUES` cues of a drift's new state
-open as a first try (``trial_leads``), so the change begins hesitantly.
+open as a first try (``trial_leads``), so the change begins hesitantly; about as many other cues open so too
+(:data:`TRIAL_DECOY_SHARE`), so a lead alone marks no change. In catalog v3 a cue whose state has nothing new to
+tell now (every context told, or the untold ones out of season or barred) becomes a filler, except a drift's
+forced cues and first tries, and sessions start at hours that fit the persona's sleep (:data:`SLEEP_TRAIT`).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import random
 from pydantic import BaseModel
 
 from dimobench.catalog import Catalog
-from dimobench.generate.clock import Clock
+from dimobench.generate.clock import SESSION_HOURS, SLEEP_HOURS, Clock
 from dimobench.generate.config import GenerateConfig
 from dimobench.generate.persona_slots import city_slot, friends_of
 from dimobench.generate.text import Renderer
@@ -30,7 +33,7 @@ RULES_VERSION = "3"
 the persona's own city fills {city} under the validity rules and catalog v3 alike (2); the renderer of sessions
 26-27 draws the least recently used contexts and asks and reopens a spent turn behind one lead, a trial turn's
 own (3), so ``--resume`` with an unchanged v3 catalog reruns the dialogue stage."""
-TEXT_RULES_VERSION = "8"
+TEXT_RULES_VERSION = "9"
 """The version with a catalog of text rules v3: elderflowers picked only in May and June (4, session 28,
 :data:`dimobench.catalog.SEASONAL`, whose words only v3 text rules read); picnics in the warm months, a Wimbledon
 ballot's result in spring, no camping at a festival in the cold months (5, session 29); a state the persona came
@@ -38,7 +41,8 @@ to by a drift told without years of history (6, session 29, :data:`dimobench.cat
 ``{clock}`` that happened earlier today no later than the turn's own time; the acts of one
 :attr:`dimobench.catalog.Act.group` told once between them, and Record Store Day only in the months before it (7,
 session 30); a past "this {weekday}" a day already past, a past "this {month}" not in its first days, no old dog
-for a new owner (8, session 31)."""
+for a new owner (8, session 31); sessions at hours the persona's sleep allows, no present "this evening" at
+23:38, a cue with nothing new to tell turned filler, trial leads on other cues too (9, session 32)."""
 READS = ("personas.jsonl", "schedules.jsonl")
 WRITES = ("dialogues.jsonl",)
 CONFIG_FIELDS = ("seed", "turns", "cue_rate", "maintenance_cue_rate", "generator", "qa_rules")
@@ -51,6 +55,12 @@ TRIAL_CUES = 2
 """The first cues of a drift's new state open with one of the catalog's ``trial_leads`` (catalog v3)."""
 FORCED_EVERY = 5
 """While a drift is active every fifth turn is a cue of its trait, so short transitions are never empty."""
+TRIAL_DECOY_SHARE = 0.015
+"""Catalog v3: the share of the other cues that open with a trial lead too (a new thing tried within a habit), about
+as many as the drifts' first tries, so a lead marks no change (the blind read of seed 2811 found each drift's onset
+by its "Small experiment:")."""
+SLEEP_TRAIT = "sleep_schedule"
+"""The trait whose state sets the hours sessions start in (:data:`dimobench.generate.clock.SLEEP_HOURS`)."""
 
 
 class Inputs(BaseModel):
@@ -82,8 +92,11 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
         clock = Clock(prng)
         tried: dict[str, int] = {}
         initial = {tr.trait_id: tr.initial_state for tr in persona.traits}
+        v3 = inputs.catalog.text_rules == "v3"
+        sleeps = v3 and SLEEP_TRAIT in initial
         for t in range(1, cfg.turns + 1):
-            session, ts = clock.tick()
+            session, ts = clock.tick(SLEEP_HOURS.get(plan.state_at(SLEEP_TRAIT, t), SESSION_HOURS) if sleeps
+                                     else SESSION_HOURS)
             renderer.at(ts)
             spec = _spec(cfg, plan, t, prng)
             renderer.barred = plan.barred(inputs.catalog, t, spec[0] if spec else None)
@@ -100,13 +113,24 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
                          and bool(inputs.catalog.trial_leads) and bool(state.acts))
                 if trial and drift is not None:
                     tried[drift.drift_id] = tried.get(drift.drift_id, 0) + 1
+                elif v3 and inputs.catalog.trial_leads and state.acts and (drift is None or drift.trait_id != trait_id):
+                    trial = prng.random() < TRIAL_DECOY_SHARE
                 # a state the persona came to by a drift has no years of history yet (v3 catalogs only)
-                new_to_it = inputs.catalog.text_rules == "v3" and state_id != initial[trait_id]
-                user, assistant = (renderer.render_act(key, state.acts, state.parts,
-                                                       inputs.catalog.trial_leads if trial else None,
-                                                       state.fixed_parts, new_to_it)
-                                   if state.acts else renderer.render(key, state.cues))
-                ann = Annotation(kind="cue", trait_id=trait_id, state_id=state_id)
+                new_to_it = v3 and state_id != initial[trait_id]
+                forced = drift is not None and drift.trait_id == trait_id and (t - drift.onset_turn) % FORCED_EVERY == 0
+                made = (renderer.render_untold_act(key, state.acts, state.parts, state.fixed_parts, new_to_it)
+                        if v3 and state.acts and not trial and not forced else None)
+                if made is None and v3 and state.acts and not trial and not forced:
+                    # nothing new to tell of this state now (blind read of seed 2811: a new state's few stories
+                    # told two and three times within twenty turns): the user talks of something else
+                    user, assistant = _filler(inputs.catalog, renderer, prng)
+                    ann = Annotation(kind="filler")
+                else:
+                    user, assistant = made or (renderer.render_act(key, state.acts, state.parts,
+                                                                   inputs.catalog.trial_leads if trial else None,
+                                                                   state.fixed_parts, new_to_it)
+                                               if state.acts else renderer.render(key, state.cues))
+                    ann = Annotation(kind="cue", trait_id=trait_id, state_id=state_id)
             turns.append(Turn(persona_id=persona.persona_id, turn=t, session=session, timestamp=ts, user=user,
                               assistant=assistant, annotation=ann))
         used[persona.persona_id] = sorted(renderer.used_user)
