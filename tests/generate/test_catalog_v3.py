@@ -685,3 +685,98 @@ def test_catalog_v3_binds_the_persona_city_under_the_default_qa_rules_too(tmp_pa
     assert any(home[t.persona_id] in t.user for t in suite.dialogues), "no turn names the home city"
     lints = json.loads(json.dumps(audit_suite(path, reference=0).lints))
     assert not lints["foreign_home_city"] and not lints["city_mismatch"], lints
+
+
+def _body(user: str) -> str:
+    """A turn without its lead, cut to its first sentence (a context told again shows there)."""
+    for lead in sorted(CAT.leads + CAT.trial_leads, key=len, reverse=True):
+        if user.startswith(lead + " "):
+            user = user[len(lead) + 1:]
+            break
+    return re.split(r"(?<=[.!?])\s", user)[0]
+
+
+def test_no_state_tells_a_story_twice_and_a_trial_lead_marks_no_change(suites):
+    # The blind read of seed 2811: a new state's few stories told two and three times within twenty turns
+    # ("Goldie's Timeless came up on my phone on the bus" at turns 182, 199 and 202), and each drift's first
+    # tries found by their leads alone ("Small experiment:" opened only the new state's first cues).
+    repeated = cues = 0
+    trials: Counter[str] = Counter()
+    for s in suites:
+        for persona, sched in zip(s.personas, s.schedules):
+            seen: set[str] = set()
+            for t in s.turns_of(persona.persona_id):
+                a = t.annotation
+                if a is None or a.kind != "cue":
+                    continue
+                cues += 1
+                body = _body(t.user)
+                repeated += body in seen
+                seen.add(body)
+                if any(t.user.startswith(lead + " ") for lead in CAT.trial_leads):
+                    onset = any(d.trait_id == a.trait_id and d.to_state == a.state_id
+                                and d.onset_turn <= t.turn <= d.change_point_turn for d in sched.drifts)
+                    trials["first try" if onset else "other"] += 1
+    assert repeated <= 0.01 * cues, (repeated, cues)
+    # about as many trial leads open other cues as open the drifts' first tries
+    assert trials["first try"] >= 2 and trials["other"] >= 2, trials
+
+
+def test_sessions_start_at_hours_the_persona_sleep_allows():
+    # The blind read of seed 2811: a lark "asleep by 9pm" chatting from 21:57 to 22:20.
+    from dimobench.generate.clock import SLEEP_HOURS
+    from dimobench.generate.config import make_config
+    from dimobench.generate.stages import dialogue, drift, personas
+    from dimobench.suite.schema import State, Trait
+
+    cfg = make_config("dimobench", seed=905, qa_rules="valid")
+    rng = random.Random(905)
+    people = personas.run(cfg, CAT, rng).personas[:2]
+    scheds = drift.run(cfg, drift.Inputs(catalog=CAT, personas=people), rng).schedules
+    sleep = CAT.trait("sleep_schedule")
+    topic = next(tp.topic for tp in CAT.topics if any(tr.trait_id == "sleep_schedule" for tr in tp.traits))
+    hours: dict[str, set[int]] = {}
+    for state in ("early_riser", "night_owl"):
+        lark = people[0].model_copy(deep=True)
+        moving = {d.trait_id for d in scheds[0].drifts}
+        keep = [tr for tr in lark.traits if tr.trait_id != "sleep_schedule" and tr.trait_id not in moving][1:]
+        lark.traits = [*[tr for tr in lark.traits if tr.trait_id in moving], *keep,
+                       Trait(trait_id="sleep_schedule", topic=topic, initial_state=state,
+                             states=[State(state_id=s.state_id, description=s.description) for s in sleep.states])]
+        out = dialogue.run(cfg, dialogue.Inputs(catalog=CAT, personas=[lark], schedules=scheds[:1]),
+                           random.Random(1))
+        starts = [t for i, t in enumerate(out.turns) if i == 0 or t.session != out.turns[i - 1].session]
+        assert {int(t.timestamp[11:13]) for t in starts[1:]} <= set(SLEEP_HOURS[state]), state
+        hours[state] = {int(t.timestamp[11:13]) for t in out.turns}
+    assert max(hours["early_riser"]) <= 20 and max(hours["night_owl"]) >= 22, hours
+    plain = dialogue.run(cfg, dialogue.Inputs(catalog=CAT, personas=people[1:2], schedules=scheds[1:2]),
+                         random.Random(1))
+    assert "sleep_schedule" in {tr.trait_id for tr in people[1].traits} or \
+        max(int(t.timestamp[11:13]) for t in plain.turns) >= 21
+
+
+def test_a_present_part_of_the_day_is_not_told_late_at_night():
+    # The blind read of seed 2811: "Marco and I are doing the flea market at the docks this evening" at 23:38.
+    act = Act(context=["{friend} and I are doing the flea market this {time_of_day}.",
+                       "I found a brass bell at the antiques centre."],
+              asks=[Exchange(user="Any tips?", assistant="Go early."),
+                    Exchange(user="What should I bring?", assistant="Cash.")])
+    for stamp, allowed in (("2024-06-16T23:38:00", False), ("2024-06-17T05:40:00", False),
+                           ("2024-06-16T19:10:00", True)):
+        said = []
+        for seed in range(6):
+            r = Renderer(CAT, random.Random(seed), "Ana", {"Ana"}, home_city="Leeds")
+            r.at(stamp)
+            said.append(r.render_act("k", [act])[0])
+        assert any("flea market" in u for u in said) == allowed, (stamp, said)
+
+
+def test_seasonal_words_of_the_blind_read_fit_their_months():
+    from dimobench.catalog import in_season
+
+    for text, bad, good in (("There's a poster at the library about the summer solstice.", 12, 6),
+                            ("I'm on my feet for ten hours at the festival on Saturday.", 11, 7),
+                            ("I taped foil behind the radiators and pushed an old towel against the draughty door.",
+                             6, 1),
+                            ("The chimney sweep is coming before I fire up the wood burner again.", 7, 10)):
+        assert not in_season(text, bad) and in_season(text, good), text
