@@ -772,7 +772,7 @@ def test_a_present_part_of_the_day_is_not_told_late_at_night():
 
 
 def test_seasonal_words_of_the_blind_read_fit_their_months():
-    from dimobench.catalog import in_season
+    from dimobench.catalog import at_hour, in_season
 
     for text, bad, good in (("There's a poster at the library about the summer solstice.", 12, 6),
                             ("I'm on my feet for ten hours at the festival on Saturday.", 11, 7),
@@ -780,3 +780,12 @@ def test_seasonal_words_of_the_blind_read_fit_their_months():
                              6, 1),
                             ("The chimney sweep is coming before I fire up the wood burner again.", 7, 10)):
         assert not in_season(text, bad) and in_season(text, good), text
+    # the blind read of seed 2871: a double rainbow after the shower at 20:54 in March
+    assert not at_hour("There's a double rainbow over the houses opposite after the shower.", 20)
+    assert at_hour("There's a double rainbow over the houses opposite after the shower.", 17)
+
+
+def test_no_one_the_user_mentions_is_a_partner_of_their_own():
+    # The blind read of seed 2871: "my husband" in the user's own turns and "my partner Mei", someone whose
+    # habits the user "found out" about, in the same dialogue.
+    assert "partner" not in CAT.relations
