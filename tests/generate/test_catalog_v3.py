@@ -789,3 +789,16 @@ def test_no_one_the_user_mentions_is_a_partner_of_their_own():
     # The blind read of seed 2871: "my husband" in the user's own turns and "my partner Mei", someone whose
     # habits the user "found out" about, in the same dialogue.
     assert "partner" not in CAT.relations
+
+
+def test_the_quick_start_suite_has_no_lint(tmp_path: Path):
+    # Session 32: a cue with nothing new to tell became a filler that still said what the cued state bars (a
+    # dumbphone user asking about an authenticator app, a night owl told of the 'morning star' before dawn),
+    # and the quick start's card failed on two `state_clash` lints.
+    from dimobench.audit.lints import lints
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DIMOBENCH_CATALOG", str(V3))
+        suite = load_suite(generate(tmp_path / "xl", turns=1050, drifts=3, seed=7, qa_rules="valid"))
+    found = {k: v for k, v in lints(suite, CAT).items() if v}
+    assert not found, found

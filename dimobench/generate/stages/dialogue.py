@@ -122,7 +122,9 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
                         if v3 and state.acts and not trial and not forced else None)
                 if made is None and v3 and state.acts and not trial and not forced:
                     # nothing new to tell of this state now (blind read of seed 2811: a new state's few stories
-                    # told two and three times within twenty turns): the user talks of something else
+                    # told two and three times within twenty turns): the user talks of something else, which
+                    # says nothing the cued state bars either
+                    renderer.barred = plan.barred(inputs.catalog, t)
                     user, assistant = _filler(inputs.catalog, renderer, prng)
                     ann = Annotation(kind="filler")
                 else:
