@@ -128,7 +128,8 @@ HOURLY: tuple[tuple[re.Pattern[str], int, int], ...] = tuple(
     (r"\b(?:noticed|saw|spotted|looked up)\b[^.?!]*\btonight\b|\bwhen I (?:closed|drew) the curtains\b|"
      r"\bthere(?:'s| is| are)\b[^.?!]*\b(?:moon|stars?)\b[^.?!]*\btonight\b", 18, 3),
     (r"\b(?:noticed|saw|spotted)\b[^.?!]*\bsunset\b|\bsky turning\b[^.?!]*\bred\b", 16, 23),
-    (r"\b(?:noticed|saw|spotted|there's a|there is a)\b(?:(?!photo|puddle|picture)[^.?!])*\brainbow", 8, 19),
+    (r"\b(?:noticed|saw|spotted|there's a|there is a)\b(?:(?!photo|puddle|picture)[^.?!])*"
+     r"\brainbow(?! swirls| colou?rs)", 8, 19),
     (r"\bwhen I (?:opened|drew back) the curtains\b", 5, 12),
     (r"\bstill light (?:well )?(?:after|past) (?:nine|ten|9|10)\b", 20, 1),
     # seed 2747: "Got my second puncture of the morning" at 20:34

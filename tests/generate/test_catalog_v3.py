@@ -783,6 +783,8 @@ def test_seasonal_words_of_the_blind_read_fit_their_months():
     # the blind read of seed 2871: a double rainbow after the shower at 20:54 in March
     assert not at_hour("There's a double rainbow over the houses opposite after the shower.", 20)
     assert at_hour("There's a double rainbow over the houses opposite after the shower.", 17)
+    # not the sky (session 32's lint on a suite of seed 2864: soap bubbles at 20:39)
+    assert at_hour("I was washing up and noticed rainbow swirls on the soap bubbles.", 20)
 
 
 def test_no_one_the_user_mentions_is_a_partner_of_their_own():
