@@ -118,9 +118,10 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
                 # a state the persona came to by a drift has no years of history yet (v3 catalogs only)
                 new_to_it = v3 and state_id != initial[trait_id]
                 forced = drift is not None and drift.trait_id == trait_id and (t - drift.onset_turn) % FORCED_EVERY == 0
+                may_rest = v3 and bool(state.acts) and not trial and not forced
                 made = (renderer.render_untold_act(key, state.acts, state.parts, state.fixed_parts, new_to_it)
-                        if v3 and state.acts and not trial and not forced else None)
-                if made is None and v3 and state.acts and not trial and not forced:
+                        if may_rest else None)
+                if made is None and may_rest:
                     # nothing new to tell of this state now (blind read of seed 2811: a new state's few stories
                     # told two and three times within twenty turns): the user talks of something else, which
                     # says nothing the cued state bars either
