@@ -17,24 +17,24 @@ from typing import Literal
 from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from dimobench.catalog_patterns import (  # noqa: F401  (re-exported: the catalog's text rules)
-    EVENT_SLOTS,
     LONG_HELD,
     MONTHS,
     NAMES_THE_USER,
     ONE_OFF,
     SEASONAL,
-    SLOT_SPAN,
     STOP_WORDS,
     WEEKDAYS,
+    BarredWords,
     at_hour,
     barred_pattern,
+    barred_words,
     content_words,
     in_season,
     occasion_gender_clash,
     slot_names,
     slot_specs,
-    stem,
     stemmed_words,
+    tells_one_off,
     template_pattern,
 )
 from dimobench.resources import resource_dir
@@ -118,7 +118,7 @@ class Act(BaseModel):
     def occasion(self, context: str) -> bool:
         """Whether ``context`` tells an occasion: a persona tells it once (the renderer and the ``occasion_retold``
         lint apply this to catalogs with ``text_rules`` v3 only)."""
-        return self.once or bool(ONE_OFF.search(context))
+        return self.once or tells_one_off(context)
 
     def forms(self) -> list[str]:
         """Every user text this act can produce (slots unfilled, no lead)."""
@@ -267,15 +267,15 @@ class Catalog(BaseModel):
     """Option text -> (trait_id, state_id) of other traits' states that also support it
     (``data/conflicts.json``, built by ``scripts/build_conflicts.py``)."""
 
-    _excludes: dict[tuple[str, str], tuple[str, ...]] | None = PrivateAttr(default=None)
+    _excludes: tuple[object, dict[tuple[str, str], tuple[str, ...]]] | None = PrivateAttr(default=None)
+    _by_trait: tuple[object, dict[str, tuple[TraitEntry, TopicEntry]]] | None = PrivateAttr(default=None)
 
     def excludes(self) -> dict[tuple[str, str], tuple[str, ...]]:
-        """(trait_id, state_id) -> the words that state excludes, for the states that exclude any (computed
-        once: the dialogue stage asks at every turn)."""
-        if self._excludes is None:
-            self._excludes = {(t.trait_id, s.state_id): tuple(s.excludes) for tp in self.topics for t in tp.traits
-                              for s in t.states if s.excludes}
-        return self._excludes
+        """(trait_id, state_id) -> the words that state excludes, for those that exclude any (as :meth:`_index`)."""
+        if self._excludes is None or self._excludes[0] is not self.topics:
+            self._excludes = (self.topics, {(t.trait_id, s.state_id): tuple(s.excludes) for tp in self.topics
+                                            for t in tp.traits for s in t.states if s.excludes})
+        return self._excludes[1]
 
     def canonical_json(self) -> str:
         """The catalog as compact JSON without the v3 fields left at their defaults, so adding those fields to
@@ -286,24 +286,24 @@ class Catalog(BaseModel):
         """Whether a persona of ``age`` holding these traits may have someone of ``relation`` (the household table:
         no trait of them excludes it, ``TraitEntry.excludes_relations``, and the persona is not too old for it,
         ``relation_max_age``); traits the catalog does not know exclude nothing."""
-        known = self._traits()
-        if any(relation in known[t].excludes_relations for t in trait_ids if t in known):
+        known = self._index()
+        if any(relation in known[t][0].excludes_relations for t in trait_ids if t in known):
             return False
         return age is None or age <= self.relation_max_age.get(relation, age)
 
     def trait(self, trait_id: str) -> TraitEntry:
         """Return the trait with this id."""
-        return self._traits()[trait_id]
+        return self._index()[trait_id][0]
 
     def topic_of(self, trait_id: str) -> TopicEntry:
         """Return the topic holding this trait."""
-        return self._topic_by_trait()[trait_id]
+        return self._index()[trait_id][1]
 
-    def _traits(self) -> dict[str, TraitEntry]:
-        return {t.trait_id: t for tp in self.topics for t in tp.traits}
-
-    def _topic_by_trait(self) -> dict[str, TopicEntry]:
-        return {t.trait_id: tp for tp in self.topics for t in tp.traits}
+    def _index(self) -> dict[str, tuple[TraitEntry, TopicEntry]]:
+        """Trait id -> (trait, its topic), once per topics list (a model_copy with other topics computes its own)."""
+        if self._by_trait is None or self._by_trait[0] is not self.topics:
+            self._by_trait = (self.topics, {t.trait_id: (t, tp) for tp in self.topics for t in tp.traits})
+        return self._by_trait[1]
 
 
 _V3_DEFAULTS: dict[str, object] = {

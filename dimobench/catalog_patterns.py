@@ -66,23 +66,54 @@ WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", 
 """In ``datetime.weekday()`` order (the locale-free twin of ``calendar.day_name``)."""
 
 
+def _loose(word: str) -> str:
+    return re.escape(word).replace(r"\ ", "[ -]").replace(r"\-", "[ -]").replace("'", "['’]")
+
+
 @lru_cache(maxsize=4096)
 def barred_pattern(words: frozenset[str]) -> re.Pattern[str] | None:
     """One regex finding any of ``words``: whole words or phrases, a plural ``s`` or ``es`` allowed, a space and a
     hyphen alike ("hot desk", "hot-desk"), a straight and a curly apostrophe alike; None for none."""
     if not words:
         return None
-
-    def loose(word: str) -> str:
-        return re.escape(word).replace(r"\ ", "[ -]").replace(r"\-", "[ -]").replace("'", "['’]")
-
-    alternatives = "|".join(loose(w) for w in sorted(words, key=lambda w: (-len(w), w)))
+    alternatives = "|".join(_loose(w) for w in sorted(words, key=lambda w: (-len(w), w)))
     return re.compile(rf"(?<![\w-])(?:{alternatives})(?:e?s)?(?![\w-])", re.IGNORECASE)
 
 
-_ANY_SEASONAL = re.compile("|".join(f"(?:{pattern.pattern})" for pattern, _ in SEASONAL), re.IGNORECASE)
-"""Every :data:`SEASONAL` pattern in one: most texts have no seasonal word, and one search tells (the renderer
-asks for every draw)."""
+@lru_cache(maxsize=None)
+def _word_pattern(word: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w-])(?:{_loose(word)})(?:e?s)?(?![\w-])", re.IGNORECASE)
+
+
+class BarredWords:
+    """Whether a text says one of ``words`` as :func:`barred_pattern` finds them, tested a word at a time and only
+    where the folded text holds the word: one regex of a persona's ~60 barred words took ~10 ms to compile and
+    ~50 us a text to search, and generating an XL suite asks ~10,000 times with ~45 word sets."""
+
+    __slots__ = ("_words",)
+
+    def __init__(self, words: frozenset[str]) -> None:
+        self._words = tuple((self.fold(w), w) for w in sorted(words))
+
+    @staticmethod
+    def fold(text: str) -> str:
+        """``text`` as a word's key is looked for in it: lower-case, a hyphen as a space, a curly apostrophe
+        straight (any text a :func:`barred_pattern` alternative matches holds its word folded so)."""
+        return text.lower().replace("-", " ").replace("’", "'")
+
+    def found_in(self, text: str, folded: str | None = None) -> bool:
+        """Whether ``text`` says a word (``folded``: ``text`` folded already, when many sets ask of it)."""
+        folded = self.fold(text) if folded is None else folded
+        for key, word in self._words:  # a loop, not any() over a generator: ~60 words, asked ~25,000 times
+            if key in folded and _word_pattern(word).search(text):
+                return True
+        return False
+
+
+@lru_cache(maxsize=4096)
+def barred_words(words: frozenset[str]) -> BarredWords | None:
+    """:class:`BarredWords` of ``words``; None for none."""
+    return BarredWords(words) if words else None
 
 
 _SEASONAL_STEMS = ("snow", "frost", "sledg", "icy", "mince pie", "thermals", "gritter", "christmas", "advent calendar",
@@ -96,14 +127,27 @@ _SEASONAL_STEMS = ("snow", "frost", "sledg", "icy", "mince pie", "thermals", "gr
                    "radiators", "draught", "log basket", "logs by", "wood burner", "5 degrees")
 """A piece of every text :data:`SEASONAL` can match, lower-cased: a text with none of them has no seasonal word,
 found by substring tests instead of the regex (the renderer asks on every draw; a third of an XL suite's time)."""
+_STEM_PATTERNS = tuple((stem, tuple(i for i, (pattern, _) in enumerate(SEASONAL) if stem in pattern.pattern.lower()))
+                       for stem in _SEASONAL_STEMS)
+"""Each stem with the :data:`SEASONAL` patterns whose words hold it: a text is searched only with the patterns of
+the stems it holds (every pattern holds one, a test says; one search with all of them took ~0.2 ms a text)."""
+
+
+_ALL_MONTHS = frozenset(range(1, 13))
+
+
+@lru_cache(maxsize=1 << 16)
+def season_months(text: str) -> frozenset[int]:
+    """The months (1-12) every seasonal word of ``text`` (:data:`SEASONAL`) fits; all twelve for a text with none.
+    Cached: the renderer asks of one text in many months (an XL suite asks ~20,000 times of ~8,600 texts)."""
+    lowered = text.lower()
+    suspects = {i for stem, patterns in _STEM_PATTERNS if stem in lowered for i in patterns}
+    return _ALL_MONTHS.intersection(*(SEASONAL[i][1] for i in sorted(suspects) if SEASONAL[i][0].search(text)))
 
 
 def in_season(text: str, month: int) -> bool:
     """Whether every seasonal word of ``text`` (:data:`SEASONAL`) fits ``month`` (1-12)."""
-    lowered = text.lower()
-    if not any(stem in lowered for stem in _SEASONAL_STEMS) or not _ANY_SEASONAL.search(text):
-        return True
-    return all(month in months for pattern, months in SEASONAL if pattern.search(text))
+    return month in season_months(text)
 
 
 _PRESENT = r"(?:\bI'm|\bI am|\bwe're|\bwe are|\bwhile I|'s|\bis|\bare|\bright now)\b"
@@ -154,20 +198,30 @@ def _within(hour: int, first: int, last: int) -> bool:
     return first <= hour <= last if first <= last else (hour >= first or hour <= last)
 
 
-def at_hour(text: str, hour: int) -> bool:
-    """Whether every hour-bound phrase of ``text`` (:data:`HOURLY`, a clock time told as now) fits ``hour``
-    (0-23)."""
+_ALL_HOURS = frozenset(range(24))
+
+
+@lru_cache(maxsize=1 << 16)
+def text_hours(text: str) -> frozenset[int]:
+    """The hours (0-23) every hour-bound phrase of ``text`` (:data:`HOURLY`, a clock time told as now) fits; all
+    24 for a text with none. Cached like :func:`season_months`."""
     if not _ANY_HOURLY.search(text):
-        return True
+        return _ALL_HOURS
+    spans = []
     for m in _CLOCK_NOW.finditer(text):
         half = (m.group(3) or "").lower()
         told = int(m.group(2)) % 12 + (12 if half == "p" else 0) if half else int(m.group(2)) % 24
         lead = (m.group(1) or "").strip().lower()
-        first, last = ((told - 1) % 24, told) if lead in ("nearly", "almost") else (
-            told, (told + (2 if lead in ("gone", "past") else 0)) % 24)
-        if not _within(hour, first, last):
-            return False
-    return all(_within(hour, first, last) for pattern, first, last in HOURLY if pattern.search(text))
+        spans.append(((told - 1) % 24, told) if lead in ("nearly", "almost") else (
+            told, (told + (2 if lead in ("gone", "past") else 0)) % 24))
+    spans += [(first, last) for pattern, first, last in HOURLY if pattern.search(text)]
+    return frozenset(h for h in _ALL_HOURS if all(_within(h, first, last) for first, last in spans))
+
+
+def at_hour(text: str, hour: int) -> bool:
+    """Whether every hour-bound phrase of ``text`` (:data:`HOURLY`, a clock time told as now) fits ``hour``
+    (0-23)."""
+    return hour in text_hours(text)
 
 
 SLOT_SPAN = 40
@@ -231,6 +285,7 @@ def content_words(text: str) -> set[str]:
 _SUFFIXES = ("ings", "ing", "ies", "ied", "ers", "er", "es", "ed", "s")
 
 
+@lru_cache(maxsize=1 << 15)
 def stem(word: str) -> str:
     """A crude suffix strip, so that 'hiking' and 'hikes' meet (the validity rules and the audit share it)."""
     for suf in _SUFFIXES:
@@ -262,6 +317,12 @@ ONE_OFF = re.compile(EVENT_SLOTS.pattern + r"|\b(?:my|our) (?:very )?first\b|\bf
                      re.IGNORECASE)
 """An act's context that is one occasion, told once per persona (v3): one with :data:`EVENT_SLOTS`, or one that
 claims a first ("Got my first one-star review", told three times in seed 2231's blind read)."""
+
+
+@lru_cache(maxsize=1 << 14)
+def tells_one_off(context: str) -> bool:
+    """Whether ``context`` says a :data:`ONE_OFF` (remembered: the renderer asks ~40,000 times of ~1,000)."""
+    return bool(ONE_OFF.search(context))
 
 LONG_HELD = re.compile(
     r"\b(?:\w+-year-old|(?:I've|I have|we've|we have) (?:had|watched|used|followed|owned|kept|worn|done|played|known)"

@@ -171,8 +171,11 @@ def test_catalog_v3_non_drivers_and_drivers_never_tell_of_a_bus_or_train_commute
 
 
 def test_every_seasonal_word_the_catalogs_say_contains_one_of_the_stems_the_fast_check_looks_for():
-    # in_season skips its regex when no stem is in the text; a seasonal word without a stem would be missed
-    from dimobench.catalog_patterns import _ANY_SEASONAL, _SEASONAL_STEMS
+    # in_season searches a text only with the patterns of the stems it holds; a seasonal word without one of its
+    # pattern's stems would be missed
+    from dimobench.catalog_patterns import _STEM_PATTERNS, SEASONAL
+
+    assert all(any(i in found for _, found in _STEM_PATTERNS) for i in range(len(SEASONAL)))
 
     def strings(node):
         if isinstance(node, str):
@@ -187,9 +190,11 @@ def test_every_seasonal_word_the_catalogs_say_contains_one_of_the_stems_the_fast
     seasonal = 0
     for path in sorted(resource_dir("data").rglob("*.json")):
         for text in strings(json.loads(path.read_text(encoding="utf-8"))):
-            for m in _ANY_SEASONAL.finditer(text):
-                seasonal += 1
-                assert any(stem in m.group(0).lower() for stem in _SEASONAL_STEMS), (path.name, m.group(0))
+            for i, (pattern, _) in enumerate(SEASONAL):
+                for m in pattern.finditer(text):
+                    seasonal += 1
+                    assert any(stem in m.group(0).lower() for stem, found in _STEM_PATTERNS if i in found), \
+                        (path.name, m.group(0))
     assert seasonal >= 50
 
 
@@ -265,3 +270,39 @@ def test_catalog_v3_tells_each_one_off_happening_of_the_filler_in_one_once_act(h
     holders = [a for a in cat.filler_acts if any(rx.search(c) and not re.match(r"\{(friend|someone)\}|A colleague", c)
                                                  for c in a.context)]
     assert len(holders) == 1 and holders[0].once, [a.context for a in holders]
+
+
+def test_a_copy_of_a_catalog_with_other_topics_answers_from_them_not_from_the_original():
+    # the catalog remembers its trait index and excludes; model_copy copies that memory along
+    cat = load_catalog(find_catalog("catalog-v3"))
+    first = cat.topics[0].traits[0]
+    assert cat.trait(first.trait_id).requires != ["desk"] and cat.excludes()  # filled before the copy
+    changed = first.model_copy(update={"requires": ["desk"], "states": [
+        s.model_copy(update={"excludes": ["kettle"]}) for s in first.states]})
+    topics = [cat.topics[0].model_copy(update={"traits": [changed, *cat.topics[0].traits[1:]]}), *cat.topics[1:]]
+    copy = cat.model_copy(update={"topics": topics})
+    assert copy.trait(first.trait_id).requires == ["desk"]
+    assert copy.topic_of(first.trait_id) is topics[0]
+    assert all(copy.excludes()[(first.trait_id, s.state_id)] == ("kettle",) for s in first.states)
+    assert cat.trait(first.trait_id).requires != ["desk"]
+
+
+def test_barred_words_find_what_the_one_regex_of_them_finds():
+    # BarredWords tests a word at a time after a substring check; it must agree with barred_pattern everywhere
+    from dimobench.catalog_patterns import barred_words
+
+    cat = load_catalog(find_catalog("catalog-v3"))
+    texts = [x for tp in cat.topics for t in tp.traits for s in t.states
+             for x in (*s.answers, *s.habits, *(c for a in s.acts for c in a.context))]
+    texts += ["A HOT-DESK by the window", "hot desks", "my Apps’ icons", "a t shirt", "flat-whites"]
+    sets = [frozenset(s.excludes) for tp in cat.topics for t in tp.traits for s in t.states if s.excludes]
+    sets += [frozenset({"hot desk", "app's", "t-shirt", "flat white"})]
+    found = 0
+    for words in sets:
+        fast, slow = barred_words(words), barred_pattern(words)
+        assert fast is not None and slow is not None
+        for text in texts:
+            assert fast.found_in(text) == bool(slow.search(text)), (sorted(words)[:5], text)
+            found += fast.found_in(text)
+    assert found > 100
+    assert barred_words(frozenset()) is None

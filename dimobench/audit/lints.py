@@ -150,7 +150,7 @@ def lints(suite: Suite, catalog: Catalog | None = None) -> dict[str, list[str]]:
         if a and a.kind == "decoy" and a.trait_id and plan and a.state_id in plan.held_states(a.trait_id):
             out["decoy_timeline"].append(where)
         barred = plan.barred(catalog, t.turn, a.trait_id if a and a.kind == "cue" else None) if own and plan else None
-        if barred is not None and barred.search(f"{t.user} {t.assistant}"):
+        if barred is not None and barred.found_in(f"{t.user} {t.assistant}"):
             out["state_clash"].append(where)
     clash = clashing(catalog)
     for p in suite.personas:

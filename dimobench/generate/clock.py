@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import re
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 HOURS: dict[str, tuple[int, int]] = {
     "morning": (7, 10), "mid-morning": (10, 11), "lunchtime": (12, 13), "early afternoon": (13, 14),
@@ -43,6 +44,17 @@ PAST_PART_FROM = 9
 """The hour from which a :data:`PAST_PART` template is drawn."""
 EARLY_DAYS = 10
 """The days of a month in which a :data:`PAST_MONTH` template is not drawn."""
+
+
+@lru_cache(maxsize=1 << 14)
+def template_tenses(template: str) -> tuple[bool, bool, bool, bool]:
+    """Whether ``template`` tells a part of the day as now (:data:`NOW_PART`), its clock time as now
+    (:data:`CLOCK_SLOT_NOW`), its clock time as already past (:data:`CLOCK_PAST`), a day of this week as past
+    (:data:`PAST_THIS_DAY`): the renderer's typed slots follow them (remembered: asked at every draw)."""
+    clock = "{clock}" in template  # most templates have none: skip the clock patterns
+    past = clock and bool(CLOCK_PAST.search(template)) and not CLOCK_NOT_PAST.search(template)
+    past_day = "this {weekday}" in template and bool(PAST_THIS_DAY.search(template))
+    return bool(NOW_PART.search(template)), clock and bool(CLOCK_SLOT_NOW.search(template)), past, past_day
 
 
 SESSION_HOURS = (7, 8, 9, 12, 13, 18, 19, 20, 21, 22)

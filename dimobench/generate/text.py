@@ -22,6 +22,7 @@ from dimobench.catalog import (
     MONTHS,
     WEEKDAYS,
     Act,
+    BarredWords,
     Catalog,
     Exchange,
     at_hour,
@@ -29,9 +30,6 @@ from dimobench.catalog import (
     occasion_gender_clash,
 )
 from dimobench.generate.clock import (
-    CLOCK_NOT_PAST,
-    CLOCK_PAST,
-    CLOCK_SLOT_NOW,
     EARLY_DAYS,
     HOURS,
     NIGHT_FROM,
@@ -40,6 +38,7 @@ from dimobench.generate.clock import (
     PAST_PART,
     PAST_PART_FROM,
     PAST_THIS_DAY,
+    template_tenses,
 )
 from dimobench.generate.persona_slots import Price, price_amount
 
@@ -69,7 +68,7 @@ class Renderer:
         self.minute = 0
         """The hour of the turn being written (catalog v3: ``{time_of_day}`` is a part of today already begun,
         since most cues tell what the user did "this evening")."""
-        self.barred: re.Pattern[str] | None = None
+        self.barred: BarredWords | None = None
         """Words the persona would not say of its own life now (``LatentPlan.barred``): a text saying one, or
         whose reply does, is drawn again."""
         self._told: set[str] = set()
@@ -124,7 +123,7 @@ class Renderer:
         said = f"{user} {reply}"
         return ((self.month is None or in_season(said, self.month))
                 and (self.hour is None or at_hour(user, self.hour))
-                and (self.barred is None or not self.barred.search(said))
+                and (self.barred is None or not self.barred.found_in(said))
                 and (self.catalog.text_rules != "v3" or not occasion_gender_clash(said, self.catalog.genders)))
 
     def _timely(self, template: str) -> bool:
@@ -150,11 +149,7 @@ class Renderer:
             **{k: self.rng.choice(v) for k, v in s.items()},
         }
         if self.catalog.text_rules == "v3":
-            clock = "{clock}" in template  # most templates have none: skip the clock patterns
-            past = clock and bool(CLOCK_PAST.search(template)) and not CLOCK_NOT_PAST.search(template)
-            past_day = "this {weekday}" in template and bool(PAST_THIS_DAY.search(template))
-            values.update(self._typed(values, bool(NOW_PART.search(template)),
-                                      clock and bool(CLOCK_SLOT_NOW.search(template)), past, past_day))
+            values.update(self._typed(values, *template_tenses(template)))
         values.update(extra)
         return values
 

@@ -7,11 +7,10 @@ including its change point and in ``to_state`` from the next turn on.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-from dimobench.catalog import Catalog, barred_pattern
+from dimobench.catalog import BarredWords, Catalog, barred_words
 from dimobench.suite.schema import Drift, Persona, Schedule, Turn
 
 
@@ -22,6 +21,7 @@ class LatentPlan:
     persona: Persona
     schedule: Schedule
     _phase_starts: list[int] = field(init=False)
+    _states: dict[tuple[str, int], str] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._phase_starts = [p.start_turn for p in self.schedule.phases]
@@ -38,10 +38,14 @@ class LatentPlan:
 
     def state_at(self, trait_id: str, turn: int) -> str:
         """The trait's true state after ``turn``."""
-        state = next(t.initial_state for t in self.persona.traits if t.trait_id == trait_id)
-        for d in self.schedule.drifts:
-            if d.trait_id == trait_id and d.change_point_turn < turn:
-                state = d.to_state
+        key = (trait_id, turn)
+        state = self._states.get(key)
+        if state is None:  # remembered: stage 5 asks ~150,000 times of an XL suite
+            state = next(t.initial_state for t in self.persona.traits if t.trait_id == trait_id)
+            for d in self.schedule.drifts:
+                if d.trait_id == trait_id and d.change_point_turn < turn:
+                    state = d.to_state
+            self._states[key] = state
         return state
 
     def phase_at(self, turn: int) -> str:
@@ -76,7 +80,7 @@ class LatentPlan:
         starts = [1, *sorted({d.change_point_turn + 1 for d in self.schedule.drifts})]
         return [(t, {tr.trait_id: self.state_at(tr.trait_id, t) for tr in self.persona.traits}) for t in starts]
 
-    def barred(self, catalog: Catalog, turn: int, cued: str | None = None) -> re.Pattern[str] | None:
+    def barred(self, catalog: Catalog, turn: int, cued: str | None = None) -> BarredWords | None:
         """What the persona would not say of its own life at ``turn``: the ``excludes`` of the states its traits
         hold then, leaving out the trait ``cued`` (a turn never contradicts the state it shows) and a trait in
         the middle of a drift (its cues are a mix of both states then), and of the states of its life's background
@@ -94,7 +98,7 @@ class LatentPlan:
         if isinstance(background, dict):
             for trait_id, state_id in background.items():
                 words.update(table.get((str(trait_id), str(state_id)), ()))
-        return barred_pattern(frozenset(words))
+        return barred_words(frozenset(words))
 
     def description(self, trait_id: str, state_id: str) -> str:
         """The catalog description of ``state_id`` of the persona's trait ``trait_id``."""
