@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import re
 import string
+from bisect import bisect_right
 from functools import lru_cache
+from itertools import accumulate
 
 _WINTER, _SUMMER = frozenset({11, 12, 1, 2, 3}), frozenset({5, 6, 7, 8, 9})
 SEASONAL: tuple[tuple[re.Pattern[str], frozenset[int]], ...] = tuple(
@@ -109,6 +111,22 @@ class BarredWords:
                 return True
         return False
 
+    def count(self, texts: list[str]) -> int:
+        """How many of ``texts`` say a word: :meth:`found_in` of each, with each word looked for once in all of
+        them joined (stage 1 asks of ~3,000 texts for each background state)."""
+        folds = [self.fold(text) for text in texts]
+        folded = "\n".join(folds)  # no word holds a line break
+        starts = list(accumulate((len(text) + 1 for text in folds), initial=0))
+        found: set[int] = set()
+        for key, word in self._words:
+            at = folded.find(key)
+            while at >= 0:
+                i = bisect_right(starts, at) - 1
+                if i not in found and _word_pattern(word).search(texts[i]):
+                    found.add(i)
+                at = folded.find(key, starts[i + 1])  # the next text: this one is answered for this word
+        return len(found)
+
 
 @lru_cache(maxsize=4096)
 def barred_words(words: frozenset[str]) -> BarredWords | None:
@@ -188,6 +206,8 @@ _ANY_HOURLY = re.compile(r"before bed|bedtime|wind(?:ing)? down|lights out|is up
                          r"this afternoon|this lunchtime|and I'm still|tonight|curtains|sunset|sky turning|rainbow|"
                          r"still light|hours|of the morning|"
                          r"\d(?::\d\d)? ?[ap]m\b|\d:\d\d", re.IGNORECASE)
+_ANY_HOURLY_ASCII = re.compile(_ANY_HOURLY.pattern.lower())
+""":data:`_ANY_HOURLY` for an ASCII text lower-cased: the same answer ~4x faster than ignoring case."""
 _CLOCK_NOW = re.compile(r"\b(?:it's|it is|clock (?:says|reads|shows)|I'm \w+ing at) (gone |past |nearly |almost )?"
                         r"(\d{1,2})(?:(?::\d\d)? ?([ap])m\b|:\d\d\b)", re.IGNORECASE)
 """The time told as now ("It's 1:30am", "it's gone 1am", "It's 10:00", "the kitchen clock says 2am", "I'm knitting
@@ -205,7 +225,7 @@ _ALL_HOURS = frozenset(range(24))
 def text_hours(text: str) -> frozenset[int]:
     """The hours (0-23) every hour-bound phrase of ``text`` (:data:`HOURLY`, a clock time told as now) fits; all
     24 for a text with none. Cached like :func:`season_months`."""
-    if not _ANY_HOURLY.search(text):
+    if not (_ANY_HOURLY_ASCII.search(text.lower()) if text.isascii() else _ANY_HOURLY.search(text)):
         return _ALL_HOURS
     spans = []
     for m in _CLOCK_NOW.finditer(text):

@@ -304,5 +304,21 @@ def test_barred_words_find_what_the_one_regex_of_them_finds():
         for text in texts:
             assert fast.found_in(text) == bool(slow.search(text)), (sorted(words)[:5], text)
             found += fast.found_in(text)
+        assert fast.count(texts) == sum(bool(slow.search(text)) for text in texts)
     assert found > 100
     assert barred_words(frozenset()) is None
+
+
+def test_the_fast_check_for_hour_words_agrees_with_the_pattern_that_ignores_case():
+    # text_hours lower-cases an ASCII text and searches a lower-cased copy of the pattern (no \W, \S or \D in it
+    # that lower-casing would turn into another class)
+    from dimobench.catalog_patterns import _ANY_HOURLY, _ANY_HOURLY_ASCII
+
+    assert not re.search(r"\\[A-Z]", _ANY_HOURLY.pattern)
+    cat = load_catalog(find_catalog("catalog-v3"))
+    texts = [x for tp in cat.topics for t in tp.traits for s in t.states for a in s.acts
+             for x in (*a.context, *(e.user for e in a.asks))]
+    texts += ["IT'S 1:30AM", "And I'm Still up", "Before Bed", "WINDING DOWN", "at 9 PM", "nothing at all"]
+    hits = [bool(_ANY_HOURLY.search(t)) for t in texts]
+    assert [bool(_ANY_HOURLY_ASCII.search(t.lower())) for t in texts] == hits
+    assert sum(hits) > 50

@@ -235,7 +235,8 @@ class Renderer:
         left[:] = [act for act in left if id(act) not in self._touched]
         # an act whose words are all out of season now waits for another month: an XL persona's last untold acts
         # are mostly such (snow, Christmas), and drawing them one by one made generation twice as slow
-        now = [act for act in left if self.month is None or self.month in self._months(act)]
+        month, known = self.month, self._act_months.get  # (an act out of season all year is looked up anew)
+        now = left[:] if month is None else [act for act in left if month in (known(id(act)) or self._months(act))]
         if not now:
             return None
         # drawn among the acts left only (a bag per size: it shrinks by one act a turn), not through the told ones
@@ -260,7 +261,7 @@ class Renderer:
         for attempt in range(FRESH_DRAWS if fresh_only else 24):
             act = acts[self._draw_index(key, len(acts))]
             for _ in range(len(acts) if attempt < FRESH_DRAWS else 0):  # first, an act with something left to tell
-                if any(c not in self._told for c in act.context):
+                if not self._told.issuperset(act.context):
                     break
                 act = acts[self._draw_index(key, len(acts))]
             # the first draws take only contexts this persona has not told (the same back injury is not news

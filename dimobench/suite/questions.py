@@ -243,8 +243,13 @@ class QuestionMaker:
         def free(text: str) -> bool:
             return unsaid(text) and not any(tuple(c) in blocked for c in conflicts.get(text, ()))
 
+        offers: dict[str, list[str]] = {}  # asked twice of a state: for its phrase and for _rank_lengths
+
         def offered(s: StateEntry) -> list[str]:
-            return [x for x in getattr(s, pool) if free(x)]
+            found = offers.get(s.state_id)
+            if found is None:
+                found = offers[s.state_id] = [x for x in getattr(s, pool) if free(x)]
+            return found
 
         def phrase(s: StateEntry) -> str | None:
             ok = offered(s)
@@ -321,14 +326,17 @@ class QuestionMaker:
         texts = [t for _, t in chosen]
         # _pick(pools[i], its cum) inlined (length ranks are drawn under the validity rules only): an XL suite
         # draws ~450,000 texts here
-        draws = [(pools[i], cum, cum[-1], len(pools[i]) - 1)
-                 for i, cum in ((i, self._cum(pools[i])) for i in range(len(chosen)))]
+        draws = [(cum, cum[-1], len(pools[i]) - 1) for i, cum in ((i, self._cum(pools[i])) for i in range(len(chosen)))]
+        lengths = [[len(x) for x in pools[i]] for i in order]  # lengths[j]: of the texts of the j-th longest
         rand = rng.random
+        picks = []
         for _ in range(LENGTH_TRIES):
-            texts = [pool[bisect_right(cum, rand() * total, 0, last)] for pool, cum, total, last in draws]
-            ranked = [len(texts[i]) for i in order]
-            if all(a > b for a, b in zip(ranked, ranked[1:])) and len({t.lower() for t in texts}) == len(texts):
+            picks = [bisect_right(cum, rand() * total, 0, last) for cum, total, last in draws]
+            ranked = [lengths[j][picks[i]] for j, i in enumerate(order)]
+            # strictly decreasing lengths: the texts differ too
+            if all(a > b for a, b in zip(ranked, ranked[1:])):
                 break
+        texts = [pools[i][pick] for i, pick in enumerate(picks)] if picks else texts
         if len({t.lower() for t in texts}) < len(texts):
             return chosen
         return [(role, text) for (role, _), text in zip(chosen, texts, strict=True)]

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel
 
-from dimobench.catalog import FEMALE_RELATIONS, MALE_RELATIONS, BarredWords, Catalog, barred_words, relation_gender
+from dimobench.catalog import FEMALE_RELATIONS, MALE_RELATIONS, Catalog, barred_words, relation_gender
 from dimobench.generate.config import GenerateConfig
 from dimobench.suite.plan import clashing
 from dimobench.suite.schema import Entity, Persona, State, Trait
@@ -99,7 +99,6 @@ def _background(catalog: Catalog, traits: list[Trait], rng: random.Random) -> di
              for text in [*(x for a in st.acts for x in (*a.context, *(e.user for e in a.asks),
                                                           *(r for e in a.asks for r in e.replies()))),
                           *(x for c in st.cues for x in (c.user, c.assistant))]]
-    folded = [(text, BarredWords.fold(text)) for text in texts]
     out: dict[str, str] = {}
     for tp in catalog.topics:
         for tr in tp.traits:
@@ -108,7 +107,7 @@ def _background(catalog: Catalog, traits: list[Trait], rng: random.Random) -> di
             clashes = {}
             for st in tr.states:
                 barred = barred_words(frozenset(st.excludes))
-                clashes[st.state_id] = 0 if barred is None else sum(barred.found_in(*pair) for pair in folded)
+                clashes[st.state_id] = 0 if barred is None else barred.count(texts)
             fewest = min(clashes.values())
             out[tr.trait_id] = rng.choice([sid for sid, n in clashes.items() if n == fewest])
     return out
