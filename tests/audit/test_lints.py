@@ -424,14 +424,14 @@ def test_a_word_a_held_state_excludes_is_a_state_clash_unless_the_turn_shows_tha
 def test_the_v3_renderer_never_writes_a_barred_word():
     import random
 
-    from dimobench.catalog import Act, Exchange, barred_pattern, find_catalog
+    from dimobench.catalog import Act, Exchange, barred_words, find_catalog
     from dimobench.generate.text import Renderer
 
     cat = load_catalog(str(find_catalog("catalog-v3")))
     asks = [Exchange(user="Any tips?", assistant="Yes."), Exchange(user="Thoughts?", assistant="Froth some milk.")]
     act = Act(context=["Made a cheese sandwich.", "Made a hummus wrap.", "Packed soup."], asks=asks)
     r = Renderer(cat, random.Random(3), "Ana", {"Ana"}, home_city="Leeds")
-    r.barred = barred_pattern(frozenset({"cheese", "milk"}))
+    r.barred = barred_words(frozenset({"cheese", "milk"}))
     said = [r.render_act("k", [act]) for _ in range(10)]
     assert not any("cheese" in u or "milk" in a for u, a in said), said
 
