@@ -78,8 +78,9 @@ class Renderer:
         after six draws found no untold one."""
         self._said: dict[str, int] = {}
         """Composed turns this persona has said, without their lead -> when last said (:attr:`_used`)."""
-        self._left: dict[str, list[Act]] = {}
-        """Acts of a :meth:`render_fresh_act` key this persona has told nothing of yet."""
+        self._left: dict[str, tuple[int, list[Act]]] = {}
+        """Acts of a :meth:`render_fresh_act` key this persona has told nothing of yet, with the size of
+        :attr:`_touched` when they were last sorted out (it only grows: no new act touched, nothing to sort)."""
         self._touched: set[int] = set()
         """Acts (by id: the catalog holds them while this renderer lives) with a context this persona has told."""
         self._act_months: dict[int, frozenset[int]] = {}
@@ -231,8 +232,10 @@ class Renderer:
         """A turn from one of ``acts`` (no parts, no leads of its own) that this persona has told nothing of, that
         fits now, or None where the first draws find none (catalog-v3's filler acts: a curiosity is not asked
         about again in other words while another is left, and then :meth:`render_act` retells)."""
-        left = self._left.setdefault(key, list(acts))
-        left[:] = [act for act in left if id(act) not in self._touched]
+        seen, left = self._left.get(key, (-1, acts))
+        if seen != len(self._touched):
+            left = [act for act in left if id(act) not in self._touched]
+            self._left[key] = (len(self._touched), left)
         # an act whose words are all out of season now waits for another month: an XL persona's last untold acts
         # are mostly such (snow, Christmas), and drawing them one by one made generation twice as slow
         month, known = self.month, self._act_months.get  # (an act out of season all year is looked up anew)

@@ -63,6 +63,7 @@ class QuestionMaker:
         self.length_ranks = self.valid and catalog.text_rules == "v3"
         self.first = plan.persona.name.split()[0]
         self.traits = [t.trait_id for t in plan.persona.traits]
+        self._candidates: dict[tuple[str, int], list[str]] = {}
         self.shown: dict[str, int] = {}
         """Under the validity rules: in how many of this persona's items so far each option text stands."""
 
@@ -103,7 +104,14 @@ class QuestionMaker:
         return {k: sum(1 for t in slots if self.candidates(k, t)) / len(slots) for k in TARGET_SHARE}
 
     def candidates(self, kind: str, t: int) -> list[str]:
-        """Traits this kind of question can be asked about after turn ``t``."""
+        """Traits this kind of question can be asked about after turn ``t`` (remembered: the plan and the turns do
+        not change while questions are made, and each slot asks of every kind at several turns)."""
+        found = self._candidates.get((kind, t))
+        if found is None:
+            found = self._candidates[(kind, t)] = self._find_candidates(kind, t)
+        return found
+
+    def _find_candidates(self, kind: str, t: int) -> list[str]:
         plan, idx = self.plan, self.index
 
         need = MIN_EVIDENCE if self.valid else 1
