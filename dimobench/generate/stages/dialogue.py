@@ -24,7 +24,7 @@ from dimobench.generate.config import GenerateConfig
 from dimobench.generate.persona_slots import city_slot, friends_of
 from dimobench.generate.text import Renderer
 from dimobench.suite.plan import LatentPlan
-from dimobench.suite.schema import Annotation, Persona, Schedule, Turn
+from dimobench.suite.schema import Annotation, Drift, Persona, Schedule, Turn
 
 NAME = "dialogue"
 VERSION = "1"
@@ -117,7 +117,7 @@ def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
                     trial = prng.random() < TRIAL_DECOY_SHARE
                 # a state the persona came to by a drift has no years of history yet (v3 catalogs only)
                 new_to_it = v3 and state_id != initial[trait_id]
-                forced = drift is not None and drift.trait_id == trait_id and (t - drift.onset_turn) % FORCED_EVERY == 0
+                forced = _forced(drift, t) and drift is not None and drift.trait_id == trait_id
                 may_rest = v3 and bool(state.acts) and not trial and not forced
                 made = (renderer.render_untold_act(key, state.acts, state.parts, state.fixed_parts, new_to_it)
                         if may_rest else None)
@@ -150,12 +150,18 @@ def _filler(catalog: Catalog, renderer: Renderer, rng: random.Random) -> tuple[s
     return renderer.render("filler", catalog.filler)
 
 
+def _forced(drift: Drift | None, t: int) -> bool:
+    """Whether turn ``t`` is a cue the active ``drift`` forces on its trait (every :data:`FORCED_EVERY` turns from
+    its onset; such a cue is told even with nothing new to tell)."""
+    return drift is not None and (t - drift.onset_turn) % FORCED_EVERY == 0
+
+
 def _spec(cfg: GenerateConfig, plan: LatentPlan, t: int, rng: random.Random) -> tuple[str, str] | None:
     """(trait, state) for a cue turn, or None for filler."""
     phase = plan.phase_at(t)
     rate = cfg.maintenance_cue_rate if phase == "maintenance" else cfg.cue_rate
     drift = plan.active_drift(t)
-    forced = drift is not None and (t - drift.onset_turn) % FORCED_EVERY == 0
+    forced = _forced(drift, t)
     if not forced and rng.random() >= rate:
         return None
     traits = [tr.trait_id for tr in plan.persona.traits]
