@@ -35,14 +35,14 @@ def main() -> None:
     import os
 
     from dimobench.api import generate_suite
-    from dimobench.catalog import find_catalog, load_catalog
+    from dimobench.catalog import find_catalog
     from dimobench.generate.config import make_config
 
     def forget() -> None:
         for name, module in list(sys.modules.items()):
             if name == "dimobench" or name.startswith(("dimobench.", "precomem")):
-                for value in list(vars(module).values()):
-                    if callable(getattr(value, "cache_clear", None)) and value is not load_catalog:
+                for key, value in list(vars(module).items()):
+                    if callable(getattr(value, "cache_clear", None)) and not key.endswith("load_catalog"):
                         value.cache_clear()
 
     def timed(**options: object) -> list[float]:

@@ -103,7 +103,10 @@ def _generate_into(out: Path, cfg: GenerateConfig, options: RunOptions, llm: Any
     killed in between never leaves a suite that claims to be complete.
     """
     verify, audit = checks
-    run = run_stages(cfg, out, progress, llm=llm, concurrency=options.concurrency)
+    from dimobench.generate.parallel import auto_workers
+
+    run = run_stages(cfg, out, progress, llm=llm, concurrency=options.concurrency,
+                     workers=options.workers or auto_workers(cfg.personas, cfg.turns))
     res = run["results"]
     personas, schedules = res["personas"].personas, res["drift"].schedules
     turns, qa = res["confounders"].turns, res["qa"].qa

@@ -290,15 +290,20 @@ STOP_WORDS: frozenset[str] = frozenset(
 _WORD = re.compile(r"[a-z']+")
 
 
+@lru_cache(maxsize=1 << 16)
+def _content_word(token: str) -> str:
+    """``token`` (a lower-cased :data:`_WORD`) as a content word, apostrophes off; "" for a stop word or a short
+    one (remembered: a few thousand words make up every text)."""
+    w = token.strip("'")
+    if w.endswith("'s"):
+        w = w[:-2]
+    return w if len(w) > 2 and w not in STOP_WORDS else ""
+
+
 def content_words(text: str) -> set[str]:
     """Lower-cased words of ``text`` that are not stop words or slot names (apostrophe forms are split off)."""
-    words = set()
-    for w in _WORD.findall(text.lower()):
-        w = w.strip("'")
-        if w.endswith("'s"):
-            w = w[:-2]
-        if len(w) > 2 and w not in STOP_WORDS:
-            words.add(w)
+    words = set(map(_content_word, _WORD.findall(text.lower())))
+    words.discard("")
     return words
 
 

@@ -12,7 +12,16 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from dimobench.cli.options import BaseUrl, BatchPoll, CacheDir, Concurrency, JsonMode, Timeout, time_budget
+from dimobench.cli.options import (
+    BaseUrl,
+    BatchPoll,
+    CacheDir,
+    Concurrency,
+    JsonMode,
+    Timeout,
+    at_least,
+    time_budget,
+)
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Build, verify and run drift benchmarks for long-term dialogue memory.")
@@ -62,6 +71,9 @@ def generate(
     base_url: BaseUrl = None,
     cache_dir: CacheDir = None,
     concurrency: Concurrency = 8,
+    workers: Annotated[Optional[int], typer.Option(
+        help="Processes writing personas at once (default: one per core, for suites of 1,000 turns or more); any "
+             "number gives the same bytes.", envvar="DIMOBENCH_WORKERS", callback=at_least("--workers", 1))] = None,
     dry_run: Annotated[bool, typer.Option(help="Print the LLM calls and estimated cost; call nothing.")] = False,
     batch: Annotated[bool, typer.Option(help="Send the openai generator's (and verifier's) calls through the "
                                              "OpenAI Batch API: half price, done within 24 h.",
@@ -86,7 +98,8 @@ def generate(
                                                traits=traits, transition_frac=transition_frac, cue_rate=cue_rate,
                                                confounder_rate=confounder_rate, generator=generator,
                                                verifier=verifier, qa_rules=qa_rules), force, resume,
-                             (verify, audit), dict(base_url=base_url, cache_dir=cache_dir, concurrency=concurrency),
+                             (verify, audit), dict(base_url=base_url, cache_dir=cache_dir, concurrency=concurrency,
+                                                  workers=workers),
                              dry_run, dict(wait=wait, poll_s=batch_poll) if batch else None)
     except BatchPending as exc:  # --no-wait: submitted, not failed
         typer.echo(f"dimobench: {exc}", err=True)

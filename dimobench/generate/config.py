@@ -105,7 +105,8 @@ def max_personas() -> int:
 
 
 class RunOptions(BaseModel):
-    """How an LLM run is carried out; none of these change a suite's bytes, so no fingerprint covers them."""
+    """How a run is carried out (LLM calls, processes); none of these change a suite's bytes, so no fingerprint
+    covers them."""
 
     base_url: str | None = None
     """An OpenAI-compatible server (or a Gemini endpoint) instead of the provider's default."""
@@ -115,6 +116,9 @@ class RunOptions(BaseModel):
     """LLM calls in flight at once."""
     timeout: float = Field(120.0, gt=0)
     """Seconds per HTTP request."""
+    workers: int | None = Field(None, ge=1, le=256)
+    """Processes writing personas at once in stages 3-5 (None: :func:`dimobench.generate.parallel.auto_workers`);
+    any number gives the same bytes."""
 
 
 def make_config(preset: str | None = None, **overrides: object) -> GenerateConfig:

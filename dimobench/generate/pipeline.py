@@ -27,6 +27,8 @@ from dimobench.suite.io import atomic_write_text
 
 STAGES = (personas, drift, dialogue, confounders, qa)
 """Stages 1-5 in order; each module exports NAME, VERSION, READS, WRITES and run()."""
+PER_PERSONA = (dialogue, confounders, qa)
+"""The stages whose run() takes ``workers`` (:mod:`dimobench.generate.parallel`)."""
 
 ProgressFn = Callable[[str, str], None]
 
@@ -83,8 +85,9 @@ def fingerprints(cfg: GenerateConfig, catalog: Catalog) -> dict[str, str]:
 
 
 def run_stages(cfg: GenerateConfig, out: Path, progress: ProgressFn | None = None, llm: LLM | None = None,
-               concurrency: int = 8) -> dict[str, Any]:
-    """Run stages 1-5 into ``out``'s state folder; return the final outputs and the stage records.
+               concurrency: int = 8, workers: int = 1) -> dict[str, Any]:
+    """Run stages 1-5 into ``out``'s state folder; return the final outputs and the stage records. ``workers``:
+    processes writing personas at once in stages 3-5 (:mod:`dimobench.generate.parallel`; same bytes).
 
     With an LLM generator the offline text is then rewritten by :mod:`dimobench.generate.rewrite` (``results``
     gains ``llm``: the rewritten personas, turns and questions, failures and totals).
@@ -110,7 +113,8 @@ def run_stages(cfg: GenerateConfig, out: Path, progress: ProgressFn | None = Non
         stale = True  # everything downstream of a rerun stage reruns too
         _say(progress, stage.NAME, "running")
         inputs = _inputs(stage, catalog, results)
-        output = stage.run(cfg, inputs, derive_rng(cfg.seed, stage.NAME))
+        output = (stage.run(cfg, inputs, derive_rng(cfg.seed, stage.NAME), workers) if stage in PER_PERSONA
+                  else stage.run(cfg, inputs, derive_rng(cfg.seed, stage.NAME)))
         results[stage.NAME] = output
         atomic_write_text(record, json.dumps({"fingerprint": prints[stage.NAME], "output": output.model_dump(
             mode="json", exclude_unset=True)}, ensure_ascii=False))

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import random
 from bisect import bisect_right
+from collections.abc import Callable
 from itertools import accumulate
 from typing import overload
 
@@ -51,6 +52,31 @@ MIN_EVIDENCE = 2
 """Cue turns of the gold state a question needs before it (fewer: the question is not asked there)."""
 LENGTH_TRIES = 100
 """Draws :meth:`QuestionMaker._rank_lengths` makes to meet an order of the options by length."""
+
+
+def _ranked_draw(draws: list[tuple[list[float], float, int]], lengths: list[list[int]], order: list[int],
+                 rand: Callable[[], float]) -> list[int]:
+    """Indexes drawn into each option's texts (``draws``: cumulative weights, their total, the last index) until
+    the options' ``lengths`` fall strictly in ``order`` (then the texts differ too), at most :data:`LENGTH_TRIES`
+    times; what :meth:`QuestionMaker._pick` draws, with four options written out (the common case, ~110,000
+    draws in an XL suite)."""
+    if len(draws) == 4:
+        (c0, t0, l0), (c1, t1, l1), (c2, t2, l2), (c3, t3, l3) = draws
+        a, b, c, d = order
+        la, lb, lc, ld = lengths[a], lengths[b], lengths[c], lengths[d]
+        for _ in range(LENGTH_TRIES):
+            p = (bisect_right(c0, rand() * t0, 0, l0), bisect_right(c1, rand() * t1, 0, l1),
+                 bisect_right(c2, rand() * t2, 0, l2), bisect_right(c3, rand() * t3, 0, l3))
+            if la[p[a]] > lb[p[b]] > lc[p[c]] > ld[p[d]]:
+                break
+        return list(p)
+    picks: list[int] = []
+    for _ in range(LENGTH_TRIES):
+        picks = [bisect_right(cum, rand() * total, 0, last) for cum, total, last in draws]
+        ranked = [lengths[i][picks[i]] for i in order]
+        if all(x > y for x, y in zip(ranked, ranked[1:])):
+            break
+    return picks
 
 
 class QuestionMaker:
@@ -331,20 +357,11 @@ class QuestionMaker:
         rng = self.rng
         order = list(range(len(chosen)))
         rng.shuffle(order)  # order[j]: the option that is to be the j-th longest
-        texts = [t for _, t in chosen]
         # _pick(pools[i], its cum) inlined (length ranks are drawn under the validity rules only): an XL suite
         # draws ~450,000 texts here
         draws = [(cum, cum[-1], len(pools[i]) - 1) for i, cum in ((i, self._cum(pools[i])) for i in range(len(chosen)))]
-        lengths = [[len(x) for x in pools[i]] for i in order]  # lengths[j]: of the texts of the j-th longest
-        rand = rng.random
-        picks = []
-        for _ in range(LENGTH_TRIES):
-            picks = [bisect_right(cum, rand() * total, 0, last) for cum, total, last in draws]
-            ranked = [lengths[j][picks[i]] for j, i in enumerate(order)]
-            # strictly decreasing lengths: the texts differ too
-            if all(a > b for a, b in zip(ranked, ranked[1:])):
-                break
-        texts = [pools[i][pick] for i, pick in enumerate(picks)] if picks else texts
+        picks = _ranked_draw(draws, [[len(x) for x in pools[i]] for i in range(len(chosen))], order, rng.random)
+        texts = [pools[i][pick] for i, pick in enumerate(picks)]
         if len({t.lower() for t in texts}) < len(texts):
             return chosen
         return [(role, text) for (role, _), text in zip(chosen, texts, strict=True)]

@@ -26,6 +26,7 @@ GENERATE = ["generate", "--turns", "60", "--personas", "1", "--no-verify", "--no
 
 @pytest.mark.parametrize("args,message", [
     ([*GENERATE, "--concurrency", "0"], "--concurrency must be at least 1 (got 0)"),
+    ([*GENERATE, "--workers", "0"], "--workers must be at least 1 (got 0)"),
     ([*GENERATE, "--generator", "openai", "--concurrency", "-3"], "--concurrency must be at least 1 (got -3)"),
     ([*GENERATE, "--timeout", "0"], "--timeout must be more than 0 (got 0)"),
     ([*GENERATE, "--generator", "openai", "--batch", "--batch-poll", "-1"], "--batch-poll must be more than 0"),

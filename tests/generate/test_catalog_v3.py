@@ -31,10 +31,10 @@ assert V3 is not None
 CAT = load_catalog(str(V3))
 
 
-def _make(out: Path, seed: int) -> Path:
+def _make(out: Path, seed: int, workers: int | None = None) -> Path:
     with pytest.MonkeyPatch.context() as mp:  # what ``generate --catalog catalog-v3`` sets
         mp.setenv("DIMOBENCH_CATALOG", str(V3))
-        return generate(out, "dimobench", seed=seed, qa_rules="valid")
+        return generate(out, "dimobench", workers, seed=seed, qa_rules="valid")
 
 
 @pytest.fixture(scope="module")
@@ -483,11 +483,15 @@ def test_a_trial_turn_said_again_still_opens_with_a_trial_lead():
         assert len(set(said)) >= 2, said
 
 
-def test_the_same_seed_gives_the_same_bytes(tmp_path, suites):
-    again = _make(tmp_path / "again", 901)
+def test_the_same_seed_gives_the_same_bytes_in_one_process_or_several(tmp_path, suites):
+    # stages 3-5 write personas side by side (generate --workers): each persona's stream seed is drawn first, in
+    # persona order, so the bytes are the same however many processes write them
     first = Path(suites[0].path)
-    for name in ("personas.jsonl", "dialogues.jsonl", "qa.jsonl"):
-        assert (again / name).read_bytes() == (first / name).read_bytes(), name
+    for workers in (1, 3):
+        again = _make(tmp_path / f"w{workers}", 901, workers)
+        for name in ("manifest.json", "personas.jsonl", "schedules.jsonl", "dialogues.jsonl", "qa.jsonl",
+                     "README.md"):
+            assert (again / name).read_bytes() == (first / name).read_bytes(), (workers, name)
 
 
 def test_a_price_band_writes_amounts_of_its_size_in_the_persona_currency():

@@ -7,12 +7,13 @@ import sys
 from pathlib import Path
 
 
-def generate(out: Path, preset: str | None = None, **options: object) -> Path:
-    """Generate an offline suite into ``out`` from ``make_config(preset, **options)`` (in process); ``out``."""
+def generate(out: Path, preset: str | None = None, workers: int | None = None, **options: object) -> Path:
+    """Generate an offline suite into ``out`` from ``make_config(preset, **options)`` (in process, ``workers``
+    processes writing personas, default as ``generate``'s); ``out``."""
     from dimobench.api import generate_suite
-    from dimobench.generate.config import make_config
+    from dimobench.generate.config import RunOptions, make_config
 
-    generate_suite(make_config(preset, **options), out)
+    generate_suite(make_config(preset, **options), out, options=RunOptions(workers=workers))
     return out
 
 

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from dimobench.catalog import Catalog, in_season
 from dimobench.generate.config import GenerateConfig
+from dimobench.generate.parallel import per_persona
 from dimobench.generate.persona_slots import city_slot, friends_of
 from dimobench.generate.text import Renderer, habit_of
 from dimobench.suite.plan import LatentPlan, turns_by_persona
@@ -67,32 +68,37 @@ class Output(BaseModel):
     turns: list[Turn]
 
 
-def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
-    """Replace a ``cfg.confounder_rate`` share of each persona's turns, drawn from its fillers, with confounders."""
-    by_persona = turns_by_persona(inputs.turns)
-    out: list[Turn] = []
-    for persona, schedule in zip(inputs.personas, inputs.schedules, strict=True):
-        prng = random.Random(rng.getrandbits(64))
-        plan = LatentPlan(persona, schedule)
-        first = persona.name.split()[0]
-        renderer = Renderer(inputs.catalog, prng, first, {first, *(e.name for e in persona.entities)},
-                            city_slot(persona, cfg.qa_rules, inputs.catalog), friends_of(persona))
-        renderer.used_user = set(inputs.used_user.get(persona.persona_id, ()))
-        turns = [t.model_copy() for t in by_persona[persona.persona_id]]
-        fillers = [i for i, t in enumerate(turns) if t.annotation and t.annotation.kind == "filler"]
-        n = min(len(fillers), round(cfg.confounder_rate * len(turns)))
-        shown_as: dict[tuple[str, str], str] = {}  # (entity, trait) -> the state that person was shown in
-        told: set[tuple[str, str]] = set()  # (entity, habit) already told of that person
-        pasts: dict[str, str] = {}  # trait -> the one state the user's distant past shows (catalog v3)
-        for i in sorted(prng.sample(fillers, n)):
-            kind = prng.choices(list(KIND_WEIGHTS), list(KIND_WEIGHTS.values()))[0]
-            renderer.at(turns[i].timestamp)
-            made = _confounder(kind, turns[i].turn, plan, inputs.catalog, renderer, prng, shown_as, told, pasts)
-            if made is not None:
-                user, assistant, ann = made
-                turns[i] = turns[i].model_copy(update={"user": user, "assistant": assistant, "annotation": ann})
-        out.extend(turns)
-    return Output(turns=out)
+def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random, workers: int = 1) -> Output:
+    """Replace a ``cfg.confounder_rate`` share of each persona's turns, drawn from its fillers, with confounders
+    (``workers``: processes writing personas at once, :func:`~dimobench.generate.parallel.per_persona`)."""
+    seeds = [rng.getrandbits(64) for _ in inputs.personas]
+    made = per_persona(_persona, (cfg, inputs, turns_by_persona(inputs.turns), seeds), len(seeds), workers)
+    return Output(turns=[t for turns in made for t in turns])
+
+
+def _persona(shared: tuple[GenerateConfig, Inputs, dict[str, list[Turn]], list[int]], k: int) -> list[Turn]:
+    cfg, inputs, by_persona, seeds = shared
+    persona, schedule = inputs.personas[k], inputs.schedules[k]
+    prng = random.Random(seeds[k])
+    plan = LatentPlan(persona, schedule)
+    first = persona.name.split()[0]
+    renderer = Renderer(inputs.catalog, prng, first, {first, *(e.name for e in persona.entities)},
+                        city_slot(persona, cfg.qa_rules, inputs.catalog), friends_of(persona))
+    renderer.used_user = set(inputs.used_user.get(persona.persona_id, ()))
+    turns = [t.model_copy() for t in by_persona[persona.persona_id]]
+    fillers = [i for i, t in enumerate(turns) if t.annotation and t.annotation.kind == "filler"]
+    n = min(len(fillers), round(cfg.confounder_rate * len(turns)))
+    shown_as: dict[tuple[str, str], str] = {}  # (entity, trait) -> the state that person was shown in
+    told: set[tuple[str, str]] = set()  # (entity, habit) already told of that person
+    pasts: dict[str, str] = {}  # trait -> the one state the user's distant past shows (catalog v3)
+    for i in sorted(prng.sample(fillers, n)):
+        kind = prng.choices(list(KIND_WEIGHTS), list(KIND_WEIGHTS.values()))[0]
+        renderer.at(turns[i].timestamp)
+        made = _confounder(kind, turns[i].turn, plan, inputs.catalog, renderer, prng, shown_as, told, pasts)
+        if made is not None:
+            user, assistant, ann = made
+            turns[i] = turns[i].model_copy(update={"user": user, "assistant": assistant, "annotation": ann})
+    return turns
 
 
 def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer: Renderer,

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from dimobench.catalog import Catalog
 from dimobench.generate.clock import SESSION_HOURS, SLEEP_HOURS, Clock
 from dimobench.generate.config import GenerateConfig
+from dimobench.generate.parallel import per_persona
 from dimobench.generate.persona_slots import city_slot, friends_of
 from dimobench.generate.text import Renderer
 from dimobench.suite.plan import LatentPlan
@@ -79,65 +80,73 @@ class Output(BaseModel):
     """Per persona, user texts already used (stage 4 keeps confounders distinct from them)."""
 
 
-def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
-    """Write ``cfg.turns`` turns per persona, each a cue or a filler as the latent plan and the cue rates decide."""
+def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random, workers: int = 1) -> Output:
+    """Write ``cfg.turns`` turns per persona, each a cue or a filler as the latent plan and the cue rates decide
+    (``workers``: processes writing personas at once, :func:`~dimobench.generate.parallel.per_persona`)."""
+    seeds = [rng.getrandbits(64) for _ in inputs.personas]
+    made = per_persona(_persona, (cfg, inputs, seeds), len(seeds), workers)
+    return Output(turns=[t for turns, _ in made for t in turns],
+                  used_user={p.persona_id: used for p, (_, used) in zip(inputs.personas, made, strict=True)})
+
+
+def _persona(shared: tuple[GenerateConfig, Inputs, list[int]], i: int) -> tuple[list[Turn], list[str]]:
+    """One persona's turns, and the user texts it said."""
+    cfg, inputs, seeds = shared
+    persona, schedule = inputs.personas[i], inputs.schedules[i]
     turns: list[Turn] = []
-    used: dict[str, list[str]] = {}
-    for persona, schedule in zip(inputs.personas, inputs.schedules, strict=True):
-        prng = random.Random(rng.getrandbits(64))
-        plan = LatentPlan(persona, schedule)
-        renderer = Renderer(inputs.catalog, prng, persona.name.split()[0],
-                            {persona.name.split()[0], *(e.name for e in persona.entities)},
-                            city_slot(persona, cfg.qa_rules, inputs.catalog), friends_of(persona))
-        clock = Clock(prng)
-        tried: dict[str, int] = {}
-        initial = {tr.trait_id: tr.initial_state for tr in persona.traits}
-        v3 = inputs.catalog.text_rules == "v3"
-        sleeps = v3 and SLEEP_TRAIT in initial
-        for t in range(1, cfg.turns + 1):
-            session, ts = clock.tick(SLEEP_HOURS.get(plan.state_at(SLEEP_TRAIT, t), SESSION_HOURS) if sleeps
-                                     else SESSION_HOURS)
-            renderer.at(ts)
-            spec = _spec(cfg, plan, t, prng)
-            renderer.barred = plan.barred(inputs.catalog, t, spec[0] if spec else None)
-            if spec is None:
+    prng = random.Random(seeds[i])
+    plan = LatentPlan(persona, schedule)
+    renderer = Renderer(inputs.catalog, prng, persona.name.split()[0],
+                        {persona.name.split()[0], *(e.name for e in persona.entities)},
+                        city_slot(persona, cfg.qa_rules, inputs.catalog), friends_of(persona))
+    clock = Clock(prng)
+    tried: dict[str, int] = {}
+    initial = {tr.trait_id: tr.initial_state for tr in persona.traits}
+    v3 = inputs.catalog.text_rules == "v3"
+    sleeps = v3 and SLEEP_TRAIT in initial
+    for t in range(1, cfg.turns + 1):
+        session, ts = clock.tick(SLEEP_HOURS.get(plan.state_at(SLEEP_TRAIT, t), SESSION_HOURS) if sleeps
+                                 else SESSION_HOURS)
+        renderer.at(ts)
+        spec = _spec(cfg, plan, t, prng)
+        renderer.barred = plan.barred(inputs.catalog, t, spec[0] if spec else None)
+        if spec is None:
+            user, assistant = _filler(inputs.catalog, renderer, prng)
+            ann = Annotation(kind="filler")
+        else:
+            trait_id, state_id = spec
+            state = next(s for s in inputs.catalog.trait(trait_id).states if s.state_id == state_id)
+            key = f"cue:{trait_id}:{state_id}"
+            drift = plan.active_drift(t)
+            trial = (drift is not None and drift.trait_id == trait_id and drift.to_state == state_id
+                     and t <= drift.change_point_turn and tried.get(drift.drift_id, 0) < TRIAL_CUES
+                     and bool(inputs.catalog.trial_leads) and bool(state.acts))
+            if trial and drift is not None:
+                tried[drift.drift_id] = tried.get(drift.drift_id, 0) + 1
+            elif v3 and inputs.catalog.trial_leads and state.acts and (drift is None or drift.trait_id != trait_id):
+                trial = prng.random() < TRIAL_DECOY_SHARE
+            # a state the persona came to by a drift has no years of history yet (v3 catalogs only)
+            new_to_it = v3 and state_id != initial[trait_id]
+            forced = _forced(drift, t) and drift is not None and drift.trait_id == trait_id
+            may_rest = v3 and bool(state.acts) and not trial and not forced
+            made = (renderer.render_untold_act(key, state.acts, state.parts, state.fixed_parts, new_to_it)
+                    if may_rest else None)
+            if made is None and may_rest:
+                # nothing new to tell of this state now (blind read of seed 2811: a new state's few stories
+                # told two and three times within twenty turns): the user talks of something else, which
+                # says nothing the cued state bars either
+                renderer.barred = plan.barred(inputs.catalog, t)
                 user, assistant = _filler(inputs.catalog, renderer, prng)
                 ann = Annotation(kind="filler")
             else:
-                trait_id, state_id = spec
-                state = next(s for s in inputs.catalog.trait(trait_id).states if s.state_id == state_id)
-                key = f"cue:{trait_id}:{state_id}"
-                drift = plan.active_drift(t)
-                trial = (drift is not None and drift.trait_id == trait_id and drift.to_state == state_id
-                         and t <= drift.change_point_turn and tried.get(drift.drift_id, 0) < TRIAL_CUES
-                         and bool(inputs.catalog.trial_leads) and bool(state.acts))
-                if trial and drift is not None:
-                    tried[drift.drift_id] = tried.get(drift.drift_id, 0) + 1
-                elif v3 and inputs.catalog.trial_leads and state.acts and (drift is None or drift.trait_id != trait_id):
-                    trial = prng.random() < TRIAL_DECOY_SHARE
-                # a state the persona came to by a drift has no years of history yet (v3 catalogs only)
-                new_to_it = v3 and state_id != initial[trait_id]
-                forced = _forced(drift, t) and drift is not None and drift.trait_id == trait_id
-                may_rest = v3 and bool(state.acts) and not trial and not forced
-                made = (renderer.render_untold_act(key, state.acts, state.parts, state.fixed_parts, new_to_it)
-                        if may_rest else None)
-                if made is None and may_rest:
-                    # nothing new to tell of this state now (blind read of seed 2811: a new state's few stories
-                    # told two and three times within twenty turns): the user talks of something else, which
-                    # says nothing the cued state bars either
-                    renderer.barred = plan.barred(inputs.catalog, t)
-                    user, assistant = _filler(inputs.catalog, renderer, prng)
-                    ann = Annotation(kind="filler")
-                else:
-                    user, assistant = made or (renderer.render_act(key, state.acts, state.parts,
-                                                                   inputs.catalog.trial_leads if trial else None,
-                                                                   state.fixed_parts, new_to_it)
-                                               if state.acts else renderer.render(key, state.cues))
-                    ann = Annotation(kind="cue", trait_id=trait_id, state_id=state_id)
-            turns.append(Turn(persona_id=persona.persona_id, turn=t, session=session, timestamp=ts, user=user,
-                              assistant=assistant, annotation=ann))
-        used[persona.persona_id] = sorted(renderer.used_user)
-    return Output(turns=turns, used_user=used)
+                user, assistant = made or (renderer.render_act(key, state.acts, state.parts,
+                                                               inputs.catalog.trial_leads if trial else None,
+                                                               state.fixed_parts, new_to_it)
+                                           if state.acts else renderer.render(key, state.cues))
+                ann = Annotation(kind="cue", trait_id=trait_id, state_id=state_id)
+        turns.append(Turn(persona_id=persona.persona_id, turn=t, session=session, timestamp=ts, user=user,
+                          assistant=assistant, annotation=ann))
+    return turns, sorted(renderer.used_user)
 
 
 def _filler(catalog: Catalog, renderer: Renderer, rng: random.Random) -> tuple[str, str]:

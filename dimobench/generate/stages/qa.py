@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from dimobench.catalog import Catalog
 from dimobench.generate.config import GenerateConfig
+from dimobench.generate.parallel import per_persona
 from dimobench.suite.evidence import EvidenceIndex
 from dimobench.suite.plan import LatentPlan, turns_by_persona
 from dimobench.suite.questions import QuestionMaker
@@ -44,13 +45,18 @@ class Output(BaseModel):
     qa: list[QAItem]
 
 
-def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random) -> Output:
-    """One :class:`QuestionMaker` per persona, each on its own random stream."""
-    by_persona = turns_by_persona(inputs.turns)
-    items: list[QAItem] = []
-    for persona, schedule in zip(inputs.personas, inputs.schedules, strict=True):
-        prng = random.Random(rng.getrandbits(64))
-        index = EvidenceIndex.build(by_persona[persona.persona_id])
-        maker = QuestionMaker(inputs.catalog, LatentPlan(persona, schedule), index, prng, rules=cfg.qa_rules)
-        items.extend(maker.make_all(cfg.qa_per_persona, cfg.turns))
-    return Output(qa=items)
+def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random, workers: int = 1) -> Output:
+    """One :class:`QuestionMaker` per persona, each on its own random stream (``workers``: processes writing
+    personas at once, :func:`~dimobench.generate.parallel.per_persona`; the bytes are the same)."""
+    seeds = [rng.getrandbits(64) for _ in inputs.personas]
+    made = per_persona(_persona, (cfg, inputs, turns_by_persona(inputs.turns), seeds), len(seeds), workers)
+    return Output(qa=[item for items in made for item in items])
+
+
+def _persona(shared: tuple[GenerateConfig, Inputs, dict[str, list[Turn]], list[int]], i: int) -> list[QAItem]:
+    cfg, inputs, by_persona, seeds = shared
+    persona, schedule = inputs.personas[i], inputs.schedules[i]
+    index = EvidenceIndex.build(by_persona[persona.persona_id])
+    maker = QuestionMaker(inputs.catalog, LatentPlan(persona, schedule), index, random.Random(seeds[i]),
+                          rules=cfg.qa_rules)
+    return maker.make_all(cfg.qa_per_persona, cfg.turns)
