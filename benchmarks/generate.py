@@ -4,6 +4,8 @@
   directory each run), median and all runs; target <= 5 s on the 2-core reference machine.
 - ``xl_generate_v3_s``: the same for ``--qa-rules valid --catalog catalog-v3`` (composed turns, typed slots;
   issue 16's target is the same 5 s);
+- ``xl_generate_v3_one_process_s``: the same with ``--workers 1`` (personas written in turn; the two above use
+  ``generate``'s default, one process per core: ``workers`` gives the number used);
 - ``cli_help_s``: wall time of ``dimobench --help`` in a new process (start-up cost); target <= 0.5 s.
 
 Every run but the first finds the catalog loaded (as in one process that generates several suites); the package's
@@ -36,7 +38,8 @@ def main() -> None:
 
     from dimobench.api import generate_suite
     from dimobench.catalog import find_catalog
-    from dimobench.generate.config import make_config
+    from dimobench.generate.config import RunOptions, make_config
+    from dimobench.generate.parallel import auto_workers
 
     def forget() -> None:
         for name, module in list(sys.modules.items()):
@@ -45,19 +48,21 @@ def main() -> None:
                     if callable(getattr(value, "cache_clear", None)) and not key.endswith("load_catalog"):
                         value.cache_clear()
 
-    def timed(**options: object) -> list[float]:
+    def timed(workers: int | None = None, **options: object) -> list[float]:
         out = []
         with tempfile.TemporaryDirectory() as tmp:
             for i in range(args.runs):
                 forget()
                 t0 = time.perf_counter()
-                generate_suite(make_config(turns=1050, drifts=3, seed=7, **options), Path(tmp) / f"xl{i}")
+                generate_suite(make_config(turns=1050, drifts=3, seed=7, **options), Path(tmp) / f"xl{i}",
+                               options=RunOptions(workers=workers))
                 out.append(time.perf_counter() - t0)
         return out
 
     times = timed()
     os.environ["DIMOBENCH_CATALOG"] = str(find_catalog("catalog-v3"))  # what generate --catalog sets
     times_v3 = timed(qa_rules="valid")
+    times_v3_one = timed(1, qa_rules="valid")
     del os.environ["DIMOBENCH_CATALOG"]
     dimobench = Path(sys.executable).with_name("dimobench")
     cmd = [str(dimobench), "--help"] if dimobench.exists() else [sys.executable, "-m", "dimobench", "--help"]
@@ -71,6 +76,9 @@ def main() -> None:
                           "target": 5.0},
         "xl_generate_v3_s": {"median": round(statistics.median(times_v3), 3),
                              "runs": [round(t, 3) for t in times_v3], "target": 5.0},
+        "xl_generate_v3_one_process_s": {"median": round(statistics.median(times_v3_one), 3),
+                                         "runs": [round(t, 3) for t in times_v3_one]},
+        "workers": auto_workers(5, 1050),
         "cli_help_s": {"median": round(statistics.median(helps), 3), "runs": [round(t, 3) for t in helps],
                        "target": 0.5},
     }, indent=2))
