@@ -4,9 +4,9 @@ Generates ``--preset dimobench`` suites of ``--seeds`` and one ``--preset xl`` s
 (``--qa-rules valid``, offline verification and the generate-time audit on), then:
 
 - audits each preset with its learned attacks trained on ``--train-seeds`` presets, generated for that and never
-  tested (without them: on the *other* presets, which biases a learned attack upwards: see below), and the XL
-  suite likewise (the generate-time card's leave-one-persona-out figure is reported beside it), then each
-  attack's mean over the presets (``mean``);
+  tested (default: each seed plus 50,000; ``--train-seeds`` with no seed trains on the *other* presets, which
+  biases a learned attack upwards: see below), and the XL suite likewise (the generate-time card's
+  leave-one-persona-out figure is reported beside it), then each attack's mean over the presets (``mean``);
 - evaluates ``none``, ``oracle``, ``full``, ``recency`` and ``precomem`` on each suite with each of
   ``--answerers`` (default both offline ones: ``offline``, the plain formula, and ``gloss``, the same formula
   reading recalled cue turns through the suite's catalog), reporting accuracy with its interval, stale and
@@ -96,8 +96,9 @@ def main() -> None:
     ap.add_argument("--extra", nargs="*", default=[],
                     help="more systems to evaluate and check like precomem (e.g. precomem:aging)")
     ap.add_argument("--keep", type=Path, help="write the suites and evaluations here (an empty folder)")
-    ap.add_argument("--train-seeds", type=int, nargs="*", default=[],
-                    help="presets generated only to train the learned attacks on (disjoint from --seeds)")
+    ap.add_argument("--train-seeds", type=int, nargs="*", default=None,
+                    help="presets generated only to train the learned attacks on (disjoint from --seeds; default "
+                         "each seed plus 50,000; none: train on the other presets)")
     args = ap.parse_args()
     from dimobench.api import EvalConfig, audit_suite, evaluate, generate_suite
     from dimobench.catalog import find_catalog
@@ -115,7 +116,9 @@ def main() -> None:
         raise SystemExit(f"no catalog {args.catalog!r}")
     os.environ["DIMOBENCH_CATALOG"] = str(found)  # what generate --catalog sets
     out: dict[str, Any] = {"catalog": args.catalog, "seeds": args.seeds,
-                           "xl_seed": None if args.no_xl else args.xl_seed}
+                           "xl_seed": None if args.no_xl else args.xl_seed,
+                           "train_seeds": args.train_seeds if args.train_seeds is not None
+                           else [s + 50_000 for s in args.seeds]}
     with tempfile.TemporaryDirectory() as tmp:
         root = args.keep or Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
@@ -130,7 +133,7 @@ def main() -> None:
             cards[key] = {"passed": card.get("passed"), "strongest": card.get("strongest")}
         presets = [f"p{s}" for s in args.seeds]
         trainers = []
-        for seed in args.train_seeds:
+        for seed in out["train_seeds"]:
             trainers.append(root / f"train{seed}")
             generate_suite(make_config("dimobench", seed=seed, qa_rules="valid"), trainers[-1], verify=False,
                            audit=False)
