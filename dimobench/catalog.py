@@ -229,8 +229,9 @@ class Catalog(BaseModel):
     leads: list[str] = []
     """Openers a composed turn may start with ("Quick one.", "Back from town."); they carry no state."""
     trial_leads: list[str] = []
-    """Openers for the first cues of a new state during a drift ("Trying something different:"), so a change
-    starts as a hesitant first try rather than a switch; they name no state."""
+    """Openers for a drift's first cues of its new state ("Trying something different."): a first try, no switch."""
+    habit_trial_leads: list[str] = []
+    """The trial leads that fit a twist on a habit held for years too ("Small experiment:"), for other cues."""
     filler_acts: list[Act] = []
     """Composed fillers (everyday requests about nothing the benchmark tracks), beside ``filler``."""
     text_rules: Literal["v1", "v3"] = "v1"
@@ -253,12 +254,10 @@ class Catalog(BaseModel):
     """Currency (as written in ``currencies``, spaces stripped) -> local units per pound, dollar or euro, so a
     ``{price}`` of 40 reads "¥6,000" in Tokyo; a currency without an entry is taken at 1."""
     price_bands: dict[str, list[str]] = {}
-    """Band -> base amounts for ``{price:BAND}`` (``small`` for a bus fare, ``big`` for a sofa; ``text_rules``
-    v3); a plain ``{price}`` draws from ``slots["price"]``."""
+    """Band -> base amounts for ``{price:BAND}`` (``small``: bus fare, ``big``: sofa; v3); ``{price}``: ``slots``."""
     friend_circle: list[int] = []
     """``[fewest, most]`` friends a persona has (``text_rules`` v3): stage 1 draws that many names into
-    ``profile["friends"]`` and every ``{friend}`` of the persona is one of them, so one user does not speak of
-    forty different friends."""
+    ``profile["friends"]``, and every ``{friend}`` is one of them (not forty different friends)."""
     relation_max_age: dict[str, int] = {}
     """Relation -> the oldest a persona may be and still have one ("grandmother": 45)."""
     clashes: list[tuple[str, str, str]] = []
@@ -308,9 +307,10 @@ class Catalog(BaseModel):
 
 _V3_DEFAULTS: dict[str, object] = {
     "acts": [], "parts": {}, "fixed_parts": [], "requires": [], "min_age": 0, "leads": [], "trial_leads": [],
-    "filler_acts": [], "text_rules": "v1", "genders": {}, "currencies": {}, "occupation_tags": {}, "price_scale": {},
-    "home_cities": [], "excludes_relations": [], "friend_circle": [], "relation_max_age": {}, "price_bands": {},
-    "excludes": [], "background": False, "once": False, "settled": False, "also": [], "clashes": [],
+    "habit_trial_leads": [], "filler_acts": [], "text_rules": "v1", "genders": {}, "currencies": {},
+    "occupation_tags": {}, "price_scale": {}, "home_cities": [], "excludes_relations": [], "friend_circle": [],
+    "relation_max_age": {}, "price_bands": {}, "excludes": [], "background": False, "once": False, "settled": False,
+    "also": [], "clashes": [],
 }
 
 

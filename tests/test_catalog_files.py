@@ -218,7 +218,7 @@ def test_default_suites_keep_their_stage_fingerprints_and_the_validity_rules_bum
         "0d45f72adf83")
     assert set(stage_versions(make_config(), load_catalog()).values()) == {"1"}
     assert stage_versions(make_config(qa_rules="valid"), load_catalog())["qa"] == "3"
-    assert stage_versions(make_config(), load_catalog(find_catalog("catalog-v3")))["dialogue"] == "9"
+    assert stage_versions(make_config(), load_catalog(find_catalog("catalog-v3")))["dialogue"] == "10"
     assert stage_versions(make_config(), load_catalog(find_catalog("catalog-v3")))["personas"] == "3"
     # what only v3 text rules change (look-alike names, elderflowers) leaves a v1/v2 suite of the validity rules be
     valid_v2 = stage_versions(make_config(qa_rules="valid"), load_catalog(find_catalog("catalog-v2")))

@@ -808,3 +808,45 @@ def test_the_quick_start_suite_has_no_lint(tmp_path: Path):
         suite = load_suite(generate(tmp_path / "xl", turns=1050, drifts=3, seed=7, qa_rules="valid"))
     found = {k: v for k, v in lints(suite, CAT).items() if v}
     assert not found, found
+
+
+def test_a_distant_past_of_one_trait_is_not_recalled_again_soon(suites):
+    # the blind read of seed 2871: "years ago I ..." of one trait on consecutive turns; seed 2901 had 8 recalls
+    # within 60 turns of the last one of their trait, XL seed 7 three within 3 turns
+    from dimobench.generate.stages.confounders import PAST_GAP
+
+    recalls = 0
+    for s in suites:
+        last: dict[tuple[str, str], int] = {}
+        for t in s.dialogues:
+            if t.annotation and t.annotation.kind == "decoy" and t.annotation.trait_id:
+                key = (t.persona_id, t.annotation.trait_id)
+                assert key not in last or t.turn - last[key] >= PAST_GAP, (key, last[key], t.turn)
+                last[key] = t.turn
+                recalls += 1
+    assert recalls >= 20
+
+
+def test_a_trial_lead_on_a_state_not_new_to_the_user_fits_a_habit_held_for_years(suites):
+    # the blind read of seed 2891: "Never done this before." on a cue of a state held all along read as a change
+    habit = set(CAT.habit_trial_leads)
+    assert habit and habit < set(CAT.trial_leads)
+    others = firsts = 0
+    for s in suites:
+        for p in s.personas:
+            initial = {t.trait_id: t.initial_state for t in p.traits}
+            drifts = [d for sc in s.schedules if sc.persona_id == p.persona_id for d in sc.drifts]
+            for t in s.dialogues:
+                a = t.annotation
+                lead = next((x for x in CAT.trial_leads if t.persona_id == p.persona_id and t.user.startswith(x + " ")),
+                            None)
+                if lead is None or not a or a.kind != "cue":
+                    continue
+                drifting = any(d.trait_id == a.trait_id and d.onset_turn <= t.turn <= d.change_point_turn
+                               for d in drifts)
+                if not drifting and a.state_id == initial[a.trait_id]:
+                    others += 1
+                    assert lead in habit, (t.turn, t.user)
+                elif lead not in habit:
+                    firsts += 1
+    assert others >= 3 and firsts >= 3, (others, firsts)

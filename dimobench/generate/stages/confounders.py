@@ -31,13 +31,13 @@ VERSION = "1"
 RULES_VERSION = "2"
 """The version under the validity rules or catalog v3 (:func:`dimobench.generate.pipeline.stage_versions`):
 the persona's own city fills {city} under the validity rules and catalog v3 alike."""
-TEXT_RULES_VERSION = "5"
+TEXT_RULES_VERSION = "6"
 """The version with a catalog of text rules v3: a persona tells each distant past once, and none that a trait it
 holds also shows (3, session 29); a persona has one distant past per trait, and a habit with a seasonal word is
 told only in its season (4, session 30); chatter tells a past day of this week or month only once it has gone
 by, a distant past is recalled at most :data:`PAST_TELLINGS` times and never of a trait that changes in the
 span, a habit is told of one person only, and at most :data:`PERSON_TELLINGS` things of one person (5, session
-31)."""
+31); a trait's distant past is not recalled again within :data:`PAST_GAP` turns (6, session 33)."""
 READS = ("personas.jsonl", "schedules.jsonl", "dialogues.jsonl")
 WRITES = ("dialogues.jsonl",)
 CONFIG_FIELDS = ("seed", "confounder_rate", "generator", "qa_rules")
@@ -46,6 +46,9 @@ CONFIG_FIELDS = ("seed", "confounder_rate", "generator", "qa_rules")
 KIND_WEIGHTS = {"chatter": 0.4, "entity": 0.4, "decoy": 0.2}
 PAST_TELLINGS = 2
 """Times a persona recalls the distant past of one trait (catalog v3)."""
+PAST_GAP = 60
+"""Turns between two recalls of one trait's distant past (catalog v3; the blind read of seed 2871 met them on
+consecutive turns, a tic rather than a memory)."""
 PERSON_TELLINGS = 4
 """Things a persona tells of one person it knows (catalog v3)."""
 TRAIT_TELLINGS = 2
@@ -90,7 +93,7 @@ def _persona(shared: tuple[GenerateConfig, Inputs, dict[str, list[Turn]], list[i
     n = min(len(fillers), round(cfg.confounder_rate * len(turns)))
     shown_as: dict[tuple[str, str], str] = {}  # (entity, trait) -> the state that person was shown in
     told: set[tuple[str, str]] = set()  # (entity, habit) already told of that person
-    pasts: dict[str, str] = {}  # trait -> the one state the user's distant past shows (catalog v3)
+    pasts: dict[str, tuple[str, int]] = {}  # trait -> the one state its distant past shows, when last recalled
     for i in sorted(prng.sample(fillers, n)):
         kind = prng.choices(list(KIND_WEIGHTS), list(KIND_WEIGHTS.values()))[0]
         renderer.at(turns[i].timestamp)
@@ -103,7 +106,8 @@ def _persona(shared: tuple[GenerateConfig, Inputs, dict[str, list[Turn]], list[i
 
 def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer: Renderer,
                 rng: random.Random, shown_as: dict[tuple[str, str], str],
-                told: set[tuple[str, str]], pasts: dict[str, str]) -> tuple[str, str, Annotation] | None:
+                told: set[tuple[str, str]], pasts: dict[str, tuple[str, int]]
+                ) -> tuple[str, str, Annotation] | None:
     traits = [tr.trait_id for tr in plan.persona.traits]
     drift = plan.active_drift(t)
     weights = [2.0 if (drift and tid == drift.trait_id) or tid in plan.stable_traits else 1.0 for tid in traits]
@@ -111,12 +115,13 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
     if kind == "decoy" and catalog.text_rules == "v3":
         # a distant past is recalled at most PAST_TELLINGS times: "years ago I soldiered on through illness" in
         # five wordings in one dialogue (the blind read of seed 2731) is a tic, not a memory
-        recalled = {tid: _times_told("", st.habits, told) for tid, past in pasts.items()
+        recalled = {tid: _times_told("", st.habits, told) for tid, (past, _) in pasts.items()
                     for st in catalog.trait(tid).states if st.state_id == past}
         # and none of a trait that changes in the span: "years ago I ..." would be a second state held before the
         # change a temporal question asks about (the blind read of seed 2747)
         changing = plan.drifting_traits
-        weights = [0.0 if recalled.get(tid, 0) >= PAST_TELLINGS or tid in changing else w
+        weights = [0.0 if recalled.get(tid, 0) >= PAST_TELLINGS or tid in changing
+                   or (tid in pasts and t - pasts[tid][1] < PAST_GAP) else w
                    for tid, w in zip(traits, weights, strict=True)]
         if not any(weights):
             return None
@@ -149,8 +154,8 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
         # question on it by elimination (`dimobench audit`'s past_inverse: 0.442 on XL seed 2636), and no one
         # has three former lives of one habit. The held states never change, so the first pick stays in `never`.
         if trait_id not in pasts:
-            pasts[trait_id] = rng.choice(never).state_id
-        shown = next(s for s in never if s.state_id == pasts[trait_id])
+            pasts[trait_id] = (rng.choice(never).state_id, -PAST_GAP)  # not recalled yet
+        shown = next(s for s in never if s.state_id == pasts[trait_id][0])
     elif kind == "decoy":
         change = plan.last_change(trait_id, t)
         # A drifted trait's decoy recalls the state it left; a stable trait's recalls a distant past.
@@ -172,6 +177,8 @@ def _confounder(kind: str, t: int, plan: LatentPlan, catalog: Catalog, renderer:
                 return None
         habit = rng.choice(habits)
         told.add(("", habit))
+        if trait_id in pasts:
+            pasts[trait_id] = (shown.state_id, t)
         user, assistant = renderer.render("decoy", catalog.decoy, habit=habit_of(habit, catalog, None))
         return user, assistant, Annotation(kind="decoy", trait_id=trait_id, state_id=shown.state_id)
     if catalog.text_rules != "v3":

@@ -34,7 +34,7 @@ RULES_VERSION = "3"
 the persona's own city fills {city} under the validity rules and catalog v3 alike (2); the renderer of sessions
 26-27 draws the least recently used contexts and asks and reopens a spent turn behind one lead, a trial turn's
 own (3), so ``--resume`` with an unchanged v3 catalog reruns the dialogue stage."""
-TEXT_RULES_VERSION = "9"
+TEXT_RULES_VERSION = "10"
 """The version with a catalog of text rules v3: elderflowers picked only in May and June (4, session 28,
 :data:`dimobench.catalog.SEASONAL`, whose words only v3 text rules read); picnics in the warm months, a Wimbledon
 ballot's result in spring, no camping at a festival in the cold months (5, session 29); a state the persona came
@@ -43,7 +43,8 @@ to by a drift told without years of history (6, session 29, :data:`dimobench.cat
 :attr:`dimobench.catalog.Act.group` told once between them, and Record Store Day only in the months before it (7,
 session 30); a past "this {weekday}" a day already past, a past "this {month}" not in its first days, no old dog
 for a new owner (8, session 31); sessions at hours the persona's sleep allows, no present "this evening" at
-23:38, a cue with nothing new to tell turned filler, trial leads on other cues too (9, session 32)."""
+23:38, a cue with nothing new to tell turned filler, trial leads on other cues too (9, session 32); those other
+cues' leads fit a habit held for years (10, session 33)."""
 READS = ("personas.jsonl", "schedules.jsonl")
 WRITES = ("dialogues.jsonl",)
 CONFIG_FIELDS = ("seed", "turns", "cue_rate", "maintenance_cue_rate", "generator", "qa_rules")
@@ -121,10 +122,14 @@ def _persona(shared: tuple[GenerateConfig, Inputs, list[int]], i: int) -> tuple[
             trial = (drift is not None and drift.trait_id == trait_id and drift.to_state == state_id
                      and t <= drift.change_point_turn and tried.get(drift.drift_id, 0) < TRIAL_CUES
                      and bool(inputs.catalog.trial_leads) and bool(state.acts))
+            leads = inputs.catalog.trial_leads
             if trial and drift is not None:
                 tried[drift.drift_id] = tried.get(drift.drift_id, 0) + 1
             elif v3 and inputs.catalog.trial_leads and state.acts and (drift is None or drift.trait_id != trait_id):
                 trial = prng.random() < TRIAL_DECOY_SHARE
+                # a twist on a habit the user may have held for years: no "Never done this before." (the blind
+                # read of seed 2891 took one on a long-held state for a change)
+                leads = inputs.catalog.habit_trial_leads or leads
             # a state the persona came to by a drift has no years of history yet (v3 catalogs only)
             new_to_it = v3 and state_id != initial[trait_id]
             forced = _forced(drift, t) and drift is not None and drift.trait_id == trait_id
@@ -140,8 +145,8 @@ def _persona(shared: tuple[GenerateConfig, Inputs, list[int]], i: int) -> tuple[
                 ann = Annotation(kind="filler")
             else:
                 user, assistant = made or (renderer.render_act(key, state.acts, state.parts,
-                                                               inputs.catalog.trial_leads if trial else None,
-                                                               state.fixed_parts, new_to_it)
+                                                               leads if trial else None, state.fixed_parts,
+                                                               new_to_it)
                                            if state.acts else renderer.render(key, state.cues))
                 ann = Annotation(kind="cue", trait_id=trait_id, state_id=state_id)
         turns.append(Turn(persona_id=persona.persona_id, turn=t, session=session, timestamp=ts, user=user,
