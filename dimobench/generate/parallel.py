@@ -8,6 +8,7 @@ import multiprocessing
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 R = TypeVar("R")
@@ -44,7 +45,14 @@ def per_persona(job: Callable[[Any, int], R], shared: Any, n: int, workers: int)
         return [job(shared, i) for i in range(n)]
     _SHARED = shared
     try:
-        with ProcessPoolExecutor(max_workers=min(workers, n), mp_context=multiprocessing.get_context("fork")) as pool:
-            return list(pool.map(_job, [(job, i) for i in range(n)]))
+        try:
+            pool = ProcessPoolExecutor(max_workers=min(workers, n), mp_context=multiprocessing.get_context("fork"))
+        except (OSError, NotImplementedError):  # no semaphores here (a container without /dev/shm): in turn
+            return [job(shared, i) for i in range(n)]
+        with pool:
+            try:
+                return list(pool.map(_job, [(job, i) for i in range(n)]))
+            except BrokenProcessPool:  # a worker was killed (for memory, say): the same bytes, written in turn
+                return [job(shared, i) for i in range(n)]
     finally:
         _SHARED = None
