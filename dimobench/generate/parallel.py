@@ -41,7 +41,8 @@ def per_persona(job: Callable[[Any, int], R], shared: Any, n: int, workers: int)
     """``job(shared, i)`` for persona ``i`` in ``range(n)``, in order, in up to ``workers`` forked processes
     (``job`` is a module-level function; one process where ``workers`` is 1 or there is one persona)."""
     global _SHARED
-    if workers <= 1 or n <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+    if (workers <= 1 or n <= 1 or "fork" not in multiprocessing.get_all_start_methods()
+            or multiprocessing.current_process().daemon):  # a pool's worker may not start processes of its own
         return [job(shared, i) for i in range(n)]
     _SHARED = shared
     try:

@@ -48,3 +48,15 @@ def test_a_killed_worker_leaves_the_personas_written_in_turn():
 def test_small_suites_are_written_in_one_process():
     assert parallel.auto_workers(2, 120) == 1
     assert parallel.auto_workers(5, 1050) == min(5, len(os.sched_getaffinity(0)))
+
+
+def _personas_in_a_daemon(shared: int, i: int) -> list[int]:
+    return [v for v, _ in parallel.per_persona(_square, shared, 3, workers=2)]
+
+
+def test_a_daemon_worker_writes_its_personas_in_turn():
+    # a multiprocessing.Pool worker is a daemon, which may not have children of its own
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        assert pool.apply(_personas_in_a_daemon, (2, 0)) == [2, 3, 6]
