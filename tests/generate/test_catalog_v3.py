@@ -363,18 +363,26 @@ def test_a_person_the_user_mentions_keeps_one_state_of_each_trait(suites):
         for p in s.personas:
             names = [e.name for e in p.entities]
             assert 5 <= len(names) <= 7 and len(set(names)) == len(names) and p.name.split()[0] not in names
+        # (among those with something left to tell: one told PERSON_TELLINGS things already is not drawn, so on
+        # seed 901 a person of two traits and four tellings gave way to one of three traits and three tellings)
+        from dimobench.generate.stages.confounders import PERSON_TELLINGS
+
         for pid in {t.persona_id for t in s.dialogues}:
             people = {e.entity_id for p in s.personas if p.persona_id == pid for e in p.entities}
             traits_of: dict[str | None, set[str | None]] = {e: set() for e in people}
+            tellings: Counter[str | None] = Counter()
             firsts = 0
             for t in s.dialogues:
                 a = t.annotation
-                if t.persona_id != pid or not a or a.kind != "entity" or a.trait_id in traits_of[a.entity_id]:
+                if t.persona_id != pid or not a or a.kind != "entity":
                     continue
-                untouched = [e for e in people if a.trait_id not in traits_of[e]]
-                assert len(traits_of[a.entity_id]) == min(len(traits_of[e]) for e in untouched), (pid, t.turn)
-                traits_of[a.entity_id].add(a.trait_id)
-                firsts += 1
+                if a.trait_id not in traits_of[a.entity_id]:
+                    untouched = [e for e in people
+                                 if a.trait_id not in traits_of[e] and tellings[e] < PERSON_TELLINGS]
+                    assert len(traits_of[a.entity_id]) == min(len(traits_of[e]) for e in untouched), (pid, t.turn)
+                    traits_of[a.entity_id].add(a.trait_id)
+                    firsts += 1
+                tellings[a.entity_id] += 1
             assert firsts >= 3
         # and one thing about a person is news once (seed 2071: "Something I only recently learned" told twice)
         told: Counter[tuple[str, str | None, str]] = Counter()
