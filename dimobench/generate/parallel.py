@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import random
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -35,6 +36,19 @@ def auto_workers(personas: int, turns: int) -> int:
 def _job(args: tuple[Callable[[Any, int], Any], int]) -> Any:
     job, i = args
     return job(_SHARED, i)
+
+
+def _seeded(bundle: tuple[Callable[[Any, int, random.Random], R], Any, list[int]], i: int) -> R:
+    job, shared, seeds = bundle
+    return job(shared, i, random.Random(seeds[i]))
+
+
+def per_persona_stream(job: Callable[[Any, int, random.Random], R], shared: Any, rng: random.Random, n: int,
+                       workers: int) -> list[R]:
+    """``job(shared, i, stream)`` for persona ``i`` in ``range(n)`` (:func:`per_persona`), ``stream`` its own
+    random stream: every persona's seed is drawn from ``rng`` first, in persona order, so the bytes are the same
+    for any number of ``workers`` (stages 3-5)."""
+    return per_persona(_seeded, (job, shared, [rng.getrandbits(64) for _ in range(n)]), n, workers)
 
 
 def per_persona(job: Callable[[Any, int], R], shared: Any, n: int, workers: int) -> list[R]:

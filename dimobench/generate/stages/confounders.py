@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from dimobench.catalog import Catalog, in_season
 from dimobench.generate.config import GenerateConfig
-from dimobench.generate.parallel import per_persona
+from dimobench.generate.parallel import per_persona_stream
 from dimobench.generate.persona_slots import city_slot, friends_of
 from dimobench.generate.text import Renderer, habit_of
 from dimobench.suite.plan import LatentPlan, turns_by_persona
@@ -74,15 +74,15 @@ class Output(BaseModel):
 def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random, workers: int = 1) -> Output:
     """Replace a ``cfg.confounder_rate`` share of each persona's turns, drawn from its fillers, with confounders
     (``workers``: processes writing personas at once, :func:`~dimobench.generate.parallel.per_persona`)."""
-    seeds = [rng.getrandbits(64) for _ in inputs.personas]
-    made = per_persona(_persona, (cfg, inputs, turns_by_persona(inputs.turns), seeds), len(seeds), workers)
+    made = per_persona_stream(_persona, (cfg, inputs, turns_by_persona(inputs.turns)), rng, len(inputs.personas),
+                              workers)
     return Output(turns=[t for turns in made for t in turns])
 
 
-def _persona(shared: tuple[GenerateConfig, Inputs, dict[str, list[Turn]], list[int]], k: int) -> list[Turn]:
-    cfg, inputs, by_persona, seeds = shared
+def _persona(shared: tuple[GenerateConfig, Inputs, dict[str, list[Turn]]], k: int, prng: random.Random
+             ) -> list[Turn]:
+    cfg, inputs, by_persona = shared
     persona, schedule = inputs.personas[k], inputs.schedules[k]
-    prng = random.Random(seeds[k])
     plan = LatentPlan(persona, schedule)
     first = persona.name.split()[0]
     renderer = Renderer(inputs.catalog, prng, first, {first, *(e.name for e in persona.entities)},

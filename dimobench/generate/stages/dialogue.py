@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from dimobench.catalog import Catalog
 from dimobench.generate.clock import SESSION_HOURS, SLEEP_HOURS, Clock
 from dimobench.generate.config import GenerateConfig
-from dimobench.generate.parallel import per_persona
+from dimobench.generate.parallel import per_persona_stream
 from dimobench.generate.persona_slots import city_slot, friends_of
 from dimobench.generate.text import Renderer
 from dimobench.suite.plan import LatentPlan
@@ -84,18 +84,16 @@ class Output(BaseModel):
 def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random, workers: int = 1) -> Output:
     """Write ``cfg.turns`` turns per persona, each a cue or a filler as the latent plan and the cue rates decide
     (``workers``: processes writing personas at once, :func:`~dimobench.generate.parallel.per_persona`)."""
-    seeds = [rng.getrandbits(64) for _ in inputs.personas]
-    made = per_persona(_persona, (cfg, inputs, seeds), len(seeds), workers)
+    made = per_persona_stream(_persona, (cfg, inputs), rng, len(inputs.personas), workers)
     return Output(turns=[t for turns, _ in made for t in turns],
                   used_user={p.persona_id: used for p, (_, used) in zip(inputs.personas, made, strict=True)})
 
 
-def _persona(shared: tuple[GenerateConfig, Inputs, list[int]], i: int) -> tuple[list[Turn], list[str]]:
+def _persona(shared: tuple[GenerateConfig, Inputs], i: int, prng: random.Random) -> tuple[list[Turn], list[str]]:
     """One persona's turns, and the user texts it said."""
-    cfg, inputs, seeds = shared
+    cfg, inputs = shared
     persona, schedule = inputs.personas[i], inputs.schedules[i]
     turns: list[Turn] = []
-    prng = random.Random(seeds[i])
     plan = LatentPlan(persona, schedule)
     renderer = Renderer(inputs.catalog, prng, persona.name.split()[0],
                         {persona.name.split()[0], *(e.name for e in persona.entities)},

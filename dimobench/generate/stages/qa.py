@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from dimobench.catalog import Catalog
 from dimobench.generate.config import GenerateConfig
-from dimobench.generate.parallel import per_persona
+from dimobench.generate.parallel import per_persona_stream
 from dimobench.suite.evidence import EvidenceIndex
 from dimobench.suite.plan import LatentPlan, turns_by_persona
 from dimobench.suite.questions import QuestionMaker
@@ -48,15 +48,15 @@ class Output(BaseModel):
 def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random, workers: int = 1) -> Output:
     """One :class:`QuestionMaker` per persona, each on its own random stream (``workers``: processes writing
     personas at once, :func:`~dimobench.generate.parallel.per_persona`; the bytes are the same)."""
-    seeds = [rng.getrandbits(64) for _ in inputs.personas]
-    made = per_persona(_persona, (cfg, inputs, turns_by_persona(inputs.turns), seeds), len(seeds), workers)
+    made = per_persona_stream(_persona, (cfg, inputs, turns_by_persona(inputs.turns)), rng, len(inputs.personas),
+                              workers)
     return Output(qa=[item for items in made for item in items])
 
 
-def _persona(shared: tuple[GenerateConfig, Inputs, dict[str, list[Turn]], list[int]], i: int) -> list[QAItem]:
-    cfg, inputs, by_persona, seeds = shared
+def _persona(shared: tuple[GenerateConfig, Inputs, dict[str, list[Turn]]], i: int, prng: random.Random
+             ) -> list[QAItem]:
+    cfg, inputs, by_persona = shared
     persona, schedule = inputs.personas[i], inputs.schedules[i]
     index = EvidenceIndex.build(by_persona[persona.persona_id])
-    maker = QuestionMaker(inputs.catalog, LatentPlan(persona, schedule), index, random.Random(seeds[i]),
-                          rules=cfg.qa_rules)
+    maker = QuestionMaker(inputs.catalog, LatentPlan(persona, schedule), index, prng, rules=cfg.qa_rules)
     return maker.make_all(cfg.qa_per_persona, cfg.turns)
