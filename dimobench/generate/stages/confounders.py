@@ -73,7 +73,7 @@ class Output(BaseModel):
 
 def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random, workers: int = 1) -> Output:
     """Replace a ``cfg.confounder_rate`` share of each persona's turns, drawn from its fillers, with confounders
-    (``workers``: processes writing personas at once, :func:`~dimobench.generate.parallel.per_persona`)."""
+    (``workers``: processes writing personas at once, :func:`~dimobench.generate.parallel.per_persona_stream`)."""
     made = per_persona_stream(_persona, (cfg, inputs, turns_by_persona(inputs.turns)), rng, len(inputs.personas),
                               workers)
     return Output(turns=[t for turns in made for t in turns])

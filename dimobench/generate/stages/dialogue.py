@@ -83,7 +83,7 @@ class Output(BaseModel):
 
 def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random, workers: int = 1) -> Output:
     """Write ``cfg.turns`` turns per persona, each a cue or a filler as the latent plan and the cue rates decide
-    (``workers``: processes writing personas at once, :func:`~dimobench.generate.parallel.per_persona`)."""
+    (``workers``: processes writing personas at once, :func:`~dimobench.generate.parallel.per_persona_stream`)."""
     made = per_persona_stream(_persona, (cfg, inputs), rng, len(inputs.personas), workers)
     return Output(turns=[t for turns, _ in made for t in turns],
                   used_user={p.persona_id: used for p, (_, used) in zip(inputs.personas, made, strict=True)})

@@ -47,7 +47,7 @@ class Output(BaseModel):
 
 def run(cfg: GenerateConfig, inputs: Inputs, rng: random.Random, workers: int = 1) -> Output:
     """One :class:`QuestionMaker` per persona, each on its own random stream (``workers``: processes writing
-    personas at once, :func:`~dimobench.generate.parallel.per_persona`; the bytes are the same)."""
+    personas at once, :func:`~dimobench.generate.parallel.per_persona_stream`; the bytes are the same)."""
     made = per_persona_stream(_persona, (cfg, inputs, turns_by_persona(inputs.turns)), rng, len(inputs.personas),
                               workers)
     return Output(qa=[item for items in made for item in items])
