@@ -68,8 +68,12 @@ WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", 
 """In ``datetime.weekday()`` order (the locale-free twin of ``calendar.day_name``)."""
 
 
-def _loose(word: str) -> str:
-    return re.escape(word).replace(r"\ ", "[ -]").replace(r"\-", "[ -]").replace("'", "['’]")
+def _words_pattern(words: list[str]) -> re.Pattern[str]:
+    """``words`` as whole words or phrases, a plural ``s`` or ``es`` allowed, a space and a hyphen alike, a straight
+    and a curly apostrophe alike (the first that matches at a place wins)."""
+    alternatives = "|".join(re.escape(w).replace(r"\ ", "[ -]").replace(r"\-", "[ -]").replace("'", "['’]")
+                            for w in words)
+    return re.compile(rf"(?<![\w-])(?:{alternatives})(?:e?s)?(?![\w-])", re.IGNORECASE)
 
 
 @lru_cache(maxsize=4096)
@@ -78,13 +82,12 @@ def barred_pattern(words: frozenset[str]) -> re.Pattern[str] | None:
     hyphen alike ("hot desk", "hot-desk"), a straight and a curly apostrophe alike; None for none."""
     if not words:
         return None
-    alternatives = "|".join(_loose(w) for w in sorted(words, key=lambda w: (-len(w), w)))
-    return re.compile(rf"(?<![\w-])(?:{alternatives})(?:e?s)?(?![\w-])", re.IGNORECASE)
+    return _words_pattern(sorted(words, key=lambda w: (-len(w), w)))
 
 
 @lru_cache(maxsize=None)
 def _word_pattern(word: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w-])(?:{_loose(word)})(?:e?s)?(?![\w-])", re.IGNORECASE)
+    return _words_pattern([word])
 
 
 class BarredWords:
@@ -103,9 +106,9 @@ class BarredWords:
         straight (any text a :func:`barred_pattern` alternative matches holds its word folded so)."""
         return text.lower().replace("-", " ").replace("’", "'")
 
-    def found_in(self, text: str, folded: str | None = None) -> bool:
-        """Whether ``text`` says a word (``folded``: ``text`` folded already, when many sets ask of it)."""
-        folded = self.fold(text) if folded is None else folded
+    def found_in(self, text: str) -> bool:
+        """Whether ``text`` says a word."""
+        folded = self.fold(text)
         for key, word in self._words:  # a loop, not any() over a generator: ~60 words, asked ~25,000 times
             if key in folded and _word_pattern(word).search(text):
                 return True
